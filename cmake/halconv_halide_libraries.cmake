@@ -1,0 +1,102 @@
+# Every AOT Halide pipeline of halconv: one generator executable per algorithm, many
+# variants (precision x schedule), CPU as one multitarget library each, CUDA one library
+# each, all sharing one Halide runtime. Sets HALCONV_HALIDE_LIBRARIES / _OBJECTS.
+
+# Never 'host': shipped code must not depend on the build machine.
+set(HALCONV_CPU_TARGETS x86-64-linux-avx2-fma-f16c-sse41 x86-64-linux)
+set(HALCONV_CUDA_TARGET x86-64-linux-cuda-cuda_capability_86)
+
+get_filename_component(_halide_libdir "${Halide_DIR}/../.." ABSOLUTE)
+foreach (_as IN ITEMS Anderson2021 Mullapudi2016)
+    string(TOLOWER ${_as} _as_lower)
+    if (NOT TARGET Halide::${_as})
+        add_library(Halide::${_as} MODULE IMPORTED)
+        set_target_properties(Halide::${_as} PROPERTIES
+            IMPORTED_LOCATION "${_halide_libdir}/libautoschedule_${_as_lower}.so")
+    endif ()
+endforeach ()
+
+# Halide's headers are third-party code: keep our warnings-as-errors off them.
+foreach (_t IN ITEMS Halide::Halide Halide::Runtime)
+    get_target_property(_inc ${_t} INTERFACE_INCLUDE_DIRECTORIES)
+    set_property(TARGET ${_t} APPEND PROPERTY INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${_inc})
+endforeach ()
+
+get_target_property(_halide_runtime_inc Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)
+set(HALCONV_HALIDE_RUNTIME_INCLUDE ${_halide_runtime_inc})
+set(HALCONV_HALIDE_RUNTIME_HEADERS
+    ${_halide_runtime_inc}/HalideRuntime.h ${_halide_runtime_inc}/HalideBuffer.h
+    ${_halide_runtime_inc}/HalideRuntimeCuda.h)
+
+add_halide_generator(halconv_generators
+    SOURCES generators/conv2d_generator.cpp generators/separable_generator.cpp
+            schedules/conv2d_schedules.cpp schedules/separable_schedules.cpp)
+target_include_directories(halconv_generators PRIVATE generators schedules include)
+halconv_warnings(halconv_generators)
+
+add_halide_runtime(halconv_runtime TARGETS ${HALCONV_CPU_TARGETS} ${HALCONV_CUDA_TARGET})
+
+set(HALCONV_HALIDE_LIBRARIES "")
+set(HALCONV_HALIDE_OBJECTS "")
+
+# halconv_add_pipeline(<generator> <precision> <schedule> [AUTOSCHEDULER <plugin> PARAMS ...])
+# defines the function halconv_<generator>_<precision>_<schedule>.
+function(halconv_add_pipeline gen precision schedule)
+    cmake_parse_arguments(ARG "" "AUTOSCHEDULER" "PARAMS" ${ARGN})
+    set(name halconv_${gen}_${precision}_${schedule})
+    if (precision STREQUAL "f64")
+        set(storage float64)
+        set(out float64)
+    elseif (precision STREQUAL "f32")
+        set(storage float32)
+        set(out float32)
+    elseif (precision STREQUAL "f16")
+        set(storage float16)
+        set(out float16)
+    else ()
+        set(storage float16)
+        set(out float32)
+    endif ()
+    if (gen STREQUAL "conv2d")
+        set(type_params input.type=${storage} kernel.type=${storage} output.type=${out})
+    else ()
+        set(type_params input.type=${storage} row_kernel.type=${storage} col_kernel.type=${storage}
+            output.type=${out})
+    endif ()
+    if (schedule MATCHES "^gpu_")
+        set(targets ${HALCONV_CUDA_TARGET})
+    else ()
+        set(targets ${HALCONV_CPU_TARGETS})
+    endif ()
+    set(as_args "")
+    if (ARG_AUTOSCHEDULER)
+        set(as_args AUTOSCHEDULER ${ARG_AUTOSCHEDULER})
+    endif ()
+    add_halide_library(${name} FROM halconv_generators
+        GENERATOR halconv_${gen}
+        TARGETS ${targets}
+        USE_RUNTIME halconv_runtime
+        ${as_args}
+        PARAMS precision=${precision} schedule=${schedule} ${type_params} ${ARG_PARAMS})
+    get_target_property(objects ${name} SOURCES)  # absolute paths of the generated objects
+    set(HALCONV_HALIDE_LIBRARIES ${HALCONV_HALIDE_LIBRARIES} ${name} PARENT_SCOPE)
+    set(HALCONV_HALIDE_OBJECTS ${HALCONV_HALIDE_OBJECTS} ${objects} PARENT_SCOPE)
+endfunction()
+
+foreach (p IN ITEMS f64 f32 f16 f16f32)
+    halconv_add_pipeline(conv2d ${p} cpu_naive)
+    halconv_add_pipeline(conv2d ${p} cpu_tiled)
+    halconv_add_pipeline(conv2d ${p} cpu_auto AUTOSCHEDULER Halide::Mullapudi2016
+        PARAMS autoscheduler.parallelism=16)
+    halconv_add_pipeline(conv2d ${p} gpu_naive)
+    halconv_add_pipeline(conv2d ${p} gpu_shared_tiled)
+    # 132 = the H100's SM count; Anderson2021's default (16) starves it.
+    halconv_add_pipeline(conv2d ${p} gpu_auto AUTOSCHEDULER Halide::Anderson2021
+        PARAMS autoscheduler.parallelism=132)
+    halconv_add_pipeline(separable ${p} cpu_separable)
+    halconv_add_pipeline(separable ${p} gpu_separable)
+endforeach ()
+
+get_target_property(_rt_sources halconv_runtime SOURCES)
+list(TRANSFORM _rt_sources PREPEND "${CMAKE_CURRENT_BINARY_DIR}/")
+list(APPEND HALCONV_HALIDE_OBJECTS ${_rt_sources})

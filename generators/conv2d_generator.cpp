@@ -1,0 +1,87 @@
+// Direct 2D cross-correlation with a run-time kernel of any size, every boundary rule
+// and any output placement (valid / same / full are offsets chosen by the caller).
+//
+//   output(x, y) = sum_{i,j} kern(i, j) * padded(x + i - offset_x, y + j - offset_y)
+//
+// where padded is the input extended by the boundary rule and kern is the kernel,
+// flipped when flip is true (convolution). One generator, many AOT variants: the
+// precision and the schedule are GeneratorParams (see CMakeLists.txt).
+#include "Halide.h"
+#include "conv2d_schedules.h"
+#include "conv_common.h"
+
+namespace halconv::gen {
+
+class Conv2d : public Halide::Generator<Conv2d> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<sched::Conv2dSchedule> schedule{"schedule", sched::Conv2dSchedule::cpu_tiled,
+                                                   sched::conv2d_schedule_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 2>> kernel{"kernel"};
+    Input<int32_t> boundary{"boundary"};  // a halconv::Boundary value
+    Input<double> fill{"fill"};           // value outside the image for Boundary::constant
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        const PrecisionTypes types = types_of(precision);
+        require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
+                "conv2d: buffer types do not match the precision");
+
+        // ALGORITHM
+        Var x{"x"}, y{"y"};
+        const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
+        Func padded = extend_by_rule(input, input.dim(0).min(), input.dim(0).extent(), input.dim(1).min(),
+                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), x, y);
+        RDom r(0, k_width, 0, k_height, "r");
+        const Expr tap = kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip,
+                                    r.x, r.y);
+        Func sum{"sum"};
+        sum(x, y) = Halide::cast(types.accumulator, 0);
+        sum(x, y) += Halide::cast(types.accumulator, tap) *
+                     Halide::cast(types.accumulator, padded(x + r.x - offset_x, y + r.y - offset_y));
+        output(x, y) = Halide::cast(types.output, sum(x, y));
+
+        // ESTIMATES (used by the autoscheduled variants only)
+        input.set_estimates({{0, 4096}, {0, 4096}});
+        kernel.set_estimates({{0, 15}, {0, 15}});
+        output.set_estimates({{0, 4096}, {0, 4096}});
+        boundary.set_estimate(int(Boundary::constant));
+        fill.set_estimate(0.0);
+        offset_x.set_estimate(7);
+        offset_y.set_estimate(7);
+        flip.set_estimate(false);
+
+        // SCHEDULE
+        if (using_autoscheduler()) {
+            return;
+        }
+        sched::Conv2dStages stages{output, sum, padded, x, y, r, k_width, k_height,
+                                   types.storage, types.accumulator, get_target()};
+        switch (schedule) {
+        case sched::Conv2dSchedule::cpu_naive:
+            sched::schedule_conv2d_cpu_naive(stages);
+            break;
+        case sched::Conv2dSchedule::cpu_tiled:
+            sched::schedule_conv2d_cpu_tiled(stages);
+            break;
+        case sched::Conv2dSchedule::gpu_naive:
+            sched::schedule_conv2d_gpu_naive(stages);
+            break;
+        case sched::Conv2dSchedule::gpu_shared_tiled:
+            sched::schedule_conv2d_gpu_shared_tiled(stages);
+            break;
+        case sched::Conv2dSchedule::cpu_auto:
+        case sched::Conv2dSchedule::gpu_auto:
+            require(false, "conv2d: the *_auto schedules need an autoscheduler");
+        }
+    }
+};
+
+}  // namespace halconv::gen
+
+HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2d, halconv_conv2d)

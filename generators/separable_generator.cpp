@@ -1,0 +1,68 @@
+// Separable 2D cross-correlation: a row kernel and a column kernel, both run-time
+// inputs, equal to conv2d with the kernel col_kernel^T * row_kernel.
+//
+//   rows(x, y)   = sum_i row(i) * padded(x + i - offset_x, y)
+//   output(x, y) = sum_j col(j) * rows(x, y + j - offset_y)
+#include "Halide.h"
+#include "conv_common.h"
+#include "separable_schedules.h"
+
+namespace halconv::gen {
+
+class Separable : public Halide::Generator<Separable> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<sched::SeparableSchedule> schedule{"schedule", sched::SeparableSchedule::cpu_separable,
+                                                      sched::separable_schedule_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 1>> row_kernel{"row_kernel"};  // along x, length k_width
+    Input<Buffer<void, 1>> col_kernel{"col_kernel"};  // along y, length k_height
+    Input<int32_t> boundary{"boundary"};
+    Input<double> fill{"fill"};
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        const PrecisionTypes types = types_of(precision);
+        require(input.type() == types.storage && row_kernel.type() == types.storage &&
+                    col_kernel.type() == types.storage && output.type() == types.output,
+                "separable: buffer types do not match the precision");
+
+        // ALGORITHM
+        Var x{"x"}, y{"y"};
+        const Expr k_width = row_kernel.dim(0).extent(), k_height = col_kernel.dim(0).extent();
+        Func padded = extend_by_rule(input, input.dim(0).min(), input.dim(0).extent(), input.dim(1).min(),
+                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), x, y);
+        const auto acc = [&](const Expr &e) { return Halide::cast(types.accumulator, e); };
+        RDom rr(0, k_width, "rr"), rc(0, k_height, "rc");
+        const Expr row_tap =
+            row_kernel(row_kernel.dim(0).min() + Halide::select(flip, k_width - 1 - rr, rr));
+        const Expr col_tap =
+            col_kernel(col_kernel.dim(0).min() + Halide::select(flip, k_height - 1 - rc, rc));
+        Func rows{"rows"}, sum{"sum"};
+        rows(x, y) = acc(0);
+        rows(x, y) += acc(row_tap) * acc(padded(x + rr - offset_x, y));
+        sum(x, y) = acc(0);
+        sum(x, y) += acc(col_tap) * rows(x, y + rc - offset_y);
+        output(x, y) = Halide::cast(types.output, sum(x, y));
+
+        // SCHEDULE
+        sched::SeparableStages stages{output, sum, rows, padded, x, y, k_width, k_height,
+                                      types.storage, types.accumulator, get_target()};
+        switch (schedule) {
+        case sched::SeparableSchedule::cpu_separable:
+            sched::schedule_separable_cpu(stages);
+            break;
+        case sched::SeparableSchedule::gpu_separable:
+            sched::schedule_separable_gpu(stages);
+            break;
+        }
+    }
+};
+
+}  // namespace halconv::gen
+
+HALIDE_REGISTER_GENERATOR(halconv::gen::Separable, halconv_separable)

@@ -1,0 +1,153 @@
+// halconv public C++ API: 2D correlation and convolution of single-channel images.
+//
+// Semantics are those of scipy.signal.correlate2d / convolve2d, for every mode:
+//   correlate2d: out(y, x) = sum_{j,i} k(j, i) * img(y + j - oy, x + i - ox)
+//   convolve2d:  the same with the kernel flipped in both axes.
+// Buffers are indexed (x, y) as Halide indexes them: dim 0 is the width (fastest), dim 1
+// the height; the mins of the buffers are ignored (coordinates count from each min).
+// Out-of-image samples follow Options::boundary (scipy.ndimage names; constant with
+// Options::fill_value is scipy.signal's 'fill', reflect its 'symm').
+//
+// Deviations from SciPy, all deliberate and checked:
+//   - valid mode requires the kernel to fit inside the image in both axes; SciPy swaps
+//     the operands when the kernel is larger in every axis, we throw halconv::Error.
+//   - a kernel holding NaN or +-Inf is rejected (it would make every output pixel
+//     non-finite, which is never what a filter means); NaN/Inf in the image propagate
+//     exactly as in SciPy and are not scanned for.
+//   - the default mode is same (image filtering), where SciPy's default is full.
+//
+// Algorithm::autoscheduled runs what Halide's autoschedulers chose for a 4096 x 4096
+// image; their tiles assume outputs at least that large, so smaller outputs are
+// computed into a scratch of autoscheduled_min_extent per axis and cropped.
+//
+// Element types per precision (halconv::Precision):
+//   f64: float64 image, kernel and output       f32: float32 everywhere
+//   f16: float16 everywhere (f16 arithmetic)    f16f32: float16 image and kernel, float32 output
+//
+// CUDA: buffers may be host- or device-resident. On device cuda the call is asynchronous
+// on Options::stream and leaves the output device-dirty: call output.copy_to_host()
+// (or synchronize the stream and use output.device) before reading it. halconv and
+// Halide share the device's primary context and the caller's stream, so work queued
+// before the call on that stream is seen by it, and work queued after sees its output.
+#pragma once
+
+#include "HalideBuffer.h"
+#include "halconv/error.h"
+#include "halconv/types.h"
+
+#include <string>
+#include <vector>
+
+namespace halconv {
+
+struct Options {
+    Algorithm algorithm = Algorithm::automatic;
+    Precision precision = Precision::f32;
+    Mode mode = Mode::same;
+    Boundary boundary = Boundary::constant;
+    double fill_value = 0.0;  // value of every out-of-image sample under Boundary::constant
+    Device device = Device::automatic;
+    void *stream = nullptr;  // cudaStream_t / CUstream for device work; nullptr = the default stream
+};
+
+// Output extents (width, height) of a given mode.
+struct Extent2d {
+    int width = 0;
+    int height = 0;
+};
+Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode);
+
+// True when a CUDA device and driver are usable by this process.
+bool cuda_available();
+
+// What a call resolved Device::automatic and Algorithm::automatic to.
+struct Dispatch {
+    Device device = Device::cpu;
+    Algorithm algorithm = Algorithm::naive;
+};
+
+// Rank-1 test used by Algorithm::automatic: the kernel is separable when the best
+// rank-1 approximation leaves a residual (Frobenius) of at most
+// (4 * unit roundoff(precision) + 64 * 2^-53) * ||K||_F, i.e. no more than rounding the
+// kernel to the storage precision already costs (plus the float64 floor of the test).
+// Returns the relative residual.
+double rank1_relative_residual(const Halide::Runtime::Buffer<const double, 2> &kernel);
+double rank1_tolerance(Precision precision);
+
+namespace detail {
+Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &options,
+                   bool flip);
+Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                         halide_buffer_t *output, const Options &options, bool flip);
+Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,
+                                          const Options &options);
+}  // namespace detail
+
+// scipy.signal.correlate2d(image, kernel, mode, boundary, fillvalue) into a
+// caller-provided output of the mode's extent and the precision's output type.
+template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
+Dispatch correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TK, DK, NK> &kernel,
+                     Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
+    return detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, false);
+}
+
+// scipy.signal.convolve2d: correlation with the kernel flipped in both axes.
+template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
+Dispatch convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TK, DK, NK> &kernel,
+                    Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
+    return detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, true);
+}
+
+// Allocating forms: the output gets host memory of the right type and extent.
+template <typename TI, int DI, int NI, typename TK, int DK, int NK>
+Halide::Runtime::Buffer<> correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                      Halide::Runtime::Buffer<TK, DK, NK> &kernel, const Options &options = {}) {
+    const int kw = kernel.dimensions() > 0 ? kernel.dim(0).extent() : 0;
+    const int kh = kernel.dimensions() > 1 ? kernel.dim(1).extent() : 0;
+    Halide::Runtime::Buffer<> output = detail::allocate_output(image.raw_buffer(), kw, kh, options);
+    detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, false);
+    return output;
+}
+
+template <typename TI, int DI, int NI, typename TK, int DK, int NK>
+Halide::Runtime::Buffer<> convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                     Halide::Runtime::Buffer<TK, DK, NK> &kernel, const Options &options = {}) {
+    const int kw = kernel.dimensions() > 0 ? kernel.dim(0).extent() : 0;
+    const int kh = kernel.dimensions() > 1 ? kernel.dim(1).extent() : 0;
+    Halide::Runtime::Buffer<> output = detail::allocate_output(image.raw_buffer(), kw, kh, options);
+    detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, true);
+    return output;
+}
+
+// Separable correlation with the kernel col_kernel^T * row_kernel: row_kernel (1D,
+// length kw) runs along x, col_kernel (1D, length kh) along y. Same result as
+// correlate2d with that kh x kw kernel, at O(kw + kh) work per pixel. The algorithm
+// option is ignored: this entry always runs the separable pipeline.
+template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO,
+          int DO, int NO>
+Dispatch separable_correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                               Halide::Runtime::Buffer<TR, DR, NR> &row_kernel,
+                               Halide::Runtime::Buffer<TC, DC, NC> &col_kernel,
+                               Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
+    return detail::correlate_separable(image.raw_buffer(), row_kernel.raw_buffer(), col_kernel.raw_buffer(),
+                                output.raw_buffer(), options, false);
+}
+
+template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO,
+          int DO, int NO>
+Dispatch separable_convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                              Halide::Runtime::Buffer<TR, DR, NR> &row_kernel,
+                              Halide::Runtime::Buffer<TC, DC, NC> &col_kernel,
+                              Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
+    return detail::correlate_separable(image.raw_buffer(), row_kernel.raw_buffer(), col_kernel.raw_buffer(),
+                                output.raw_buffer(), options, true);
+}
+
+// Names for messages, the CLI and the benchmark.
+const char *to_string(Mode mode);
+const char *to_string(Boundary boundary);
+const char *to_string(Precision precision);
+const char *to_string(Algorithm algorithm);
+const char *to_string(Device device);
+
+}  // namespace halconv

@@ -1,0 +1,64 @@
+// Enumerations shared by the public API and the Halide generators. This header has
+// no dependencies so that generators/ can include it without the runtime headers.
+#pragma once
+
+#include <cstdint>
+
+namespace halconv {
+
+// Output extent, as scipy.signal.correlate2d / convolve2d define it.
+enum class Mode : int32_t {
+    valid = 0,  // (H-kh+1) x (W-kw+1): only positions where the kernel fits inside
+    same = 1,   // H x W, centred as SciPy centres it (also for even kernels)
+    full = 2,   // (H+kh-1) x (W+kw-1): every position where kernel and image overlap
+};
+
+// How samples outside the image are defined, named as scipy.ndimage names them
+// (for abcd):
+enum class Boundary : int32_t {
+    constant = 0,  // kkkk|abcd|kkkk with k = Options::fill_value (scipy.signal 'fill')
+    nearest = 1,   // aaaa|abcd|dddd
+    reflect = 2,   // dcba|abcd|dcba, edge repeated (scipy.signal 'symm')
+    mirror = 3,    // dcb|abcd|cba, edge not repeated
+    wrap = 4,      // abcd|abcd|abcd (scipy.signal 'wrap')
+};
+
+// Storage and arithmetic precision.
+enum class Precision : int32_t {
+    f64 = 0,     // float64 input, kernel, arithmetic and output
+    f32 = 1,     // float32 input, kernel, arithmetic and output
+    f16 = 2,     // float16 input, kernel, arithmetic (each operation rounded to f16) and output
+    f16f32 = 3,  // float16 input and kernel, float32 accumulation, float32 output
+};
+
+// Which implementation computes the result.
+enum class Algorithm : int32_t {
+    automatic = 0,      // separable when the kernel is rank 1, else shared_tiled
+    naive = 1,          // GPU: one thread per output pixel; CPU: a plain serial loop nest
+    shared_tiled = 2,   // GPU: tile + apron in shared memory, 1xT tiling; CPU: vectorized strips
+    separable = 3,      // row pass then column pass (needs a rank-1 kernel, or the separable entry)
+    autoscheduled = 4,  // GPU: Anderson2021 autoscheduler; CPU: Mullapudi2016 autoscheduler
+};
+
+enum class Device : int32_t {
+    automatic = 0,  // cuda when a CUDA device is present, else cpu
+    cpu = 1,
+    cuda = 2,
+};
+
+}  // namespace halconv
+
+namespace halconv {
+
+// GPU tiling geometry shared by the tiled schedules and the API's limit checks: a
+// thread block is gpu_tile_width x gpu_tile_height threads and stages its input tile
+// plus apron in at most gpu_shared_budget_bytes of shared memory (Halide launches with
+// the default 48 KB dynamic shared-memory limit; the rest is headroom).
+inline constexpr int gpu_tile_width = 32;
+inline constexpr int gpu_tile_height = 8;
+inline constexpr int gpu_max_rows_per_thread = 8;
+inline constexpr int gpu_shared_budget_bytes = 46 * 1024;
+// Smallest output extent per axis the autoscheduled pipelines are run on (see halconv.h).
+inline constexpr int autoscheduled_min_extent = 512;
+
+}  // namespace halconv

@@ -1,0 +1,34 @@
+// Named schedules for the separable convolution (generators/separable_generator.cpp).
+#pragma once
+
+#include "Halide.h"
+
+#include <map>
+#include <string>
+
+namespace halconv::sched {
+
+enum class SeparableSchedule { cpu_separable, gpu_separable };
+
+inline const std::map<std::string, SeparableSchedule> separable_schedule_names = {
+    {"cpu_separable", SeparableSchedule::cpu_separable},
+    {"gpu_separable", SeparableSchedule::gpu_separable},
+};
+
+// The stages of rows(x, y) = sum_i row_kern(i) * padded(x + i - ox, y), then
+// output(x, y) = sum_j col_kern(j) * rows(x, y + j - oy).
+struct SeparableStages {
+    Halide::Func output;  // the generator's output
+    Halide::Func sum;     // column pass: pure 0 plus one update over rc
+    Halide::Func rows;    // row pass: pure 0 plus one update over rr
+    Halide::Func padded;  // the image extended by the boundary rule
+    Halide::Var x, y;
+    Halide::Expr k_width, k_height;  // row and column kernel lengths
+    Halide::Type storage, accumulator;
+    Halide::Target target;
+};
+
+void schedule_separable_cpu(SeparableStages &s);
+void schedule_separable_gpu(SeparableStages &s);
+
+}  // namespace halconv::sched

@@ -1,0 +1,410 @@
+// Public entry points: validation, choice of device and algorithm, and the call into
+// the AOT pipeline.
+#include "internal.h"
+
+#include "halconv/float16.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace halconv {
+
+using internal::check_buffer;
+using internal::Conv2dVariant;
+using internal::SeparableVariant;
+
+const char *to_string(Mode mode) {
+    switch (mode) {
+    case Mode::valid:
+        return "valid";
+    case Mode::same:
+        return "same";
+    case Mode::full:
+        return "full";
+    }
+    return "?";
+}
+
+const char *to_string(Boundary boundary) {
+    switch (boundary) {
+    case Boundary::constant:
+        return "constant";
+    case Boundary::nearest:
+        return "nearest";
+    case Boundary::reflect:
+        return "reflect";
+    case Boundary::mirror:
+        return "mirror";
+    case Boundary::wrap:
+        return "wrap";
+    }
+    return "?";
+}
+
+const char *to_string(Precision precision) {
+    switch (precision) {
+    case Precision::f64:
+        return "f64";
+    case Precision::f32:
+        return "f32";
+    case Precision::f16:
+        return "f16";
+    case Precision::f16f32:
+        return "f16f32";
+    }
+    return "?";
+}
+
+const char *to_string(Algorithm algorithm) {
+    switch (algorithm) {
+    case Algorithm::automatic:
+        return "auto";
+    case Algorithm::naive:
+        return "naive";
+    case Algorithm::shared_tiled:
+        return "shared_tiled";
+    case Algorithm::separable:
+        return "separable";
+    case Algorithm::autoscheduled:
+        return "autoscheduled";
+    }
+    return "?";
+}
+
+const char *to_string(Device device) {
+    switch (device) {
+    case Device::automatic:
+        return "auto";
+    case Device::cpu:
+        return "cpu";
+    case Device::cuda:
+        return "cuda";
+    }
+    return "?";
+}
+
+namespace {
+
+void check_options(const Options &o) {
+    if (static_cast<uint32_t>(o.mode) > 2) {
+        throw Error("unknown mode " + std::to_string(int(o.mode)) + "; allowed: valid, same, full");
+    }
+    if (static_cast<uint32_t>(o.boundary) > 4) {
+        throw Error("unknown boundary " + std::to_string(int(o.boundary)) +
+                    "; allowed: constant, nearest, reflect, mirror, wrap");
+    }
+    if (static_cast<uint32_t>(o.precision) > 3) {
+        throw Error("unknown precision " + std::to_string(int(o.precision)) + "; allowed: f64, f32, f16, f16f32");
+    }
+    if (static_cast<uint32_t>(o.algorithm) > 4) {
+        throw Error("unknown algorithm " + std::to_string(int(o.algorithm)) +
+                    "; allowed: auto, naive, shared_tiled, separable, autoscheduled");
+    }
+    if (static_cast<uint32_t>(o.device) > 2) {
+        throw Error("unknown device " + std::to_string(int(o.device)) + "; allowed: auto, cpu, cuda");
+    }
+}
+
+Device resolve_device(Device requested) {
+    if (requested == Device::automatic) {
+        return cuda_available() ? Device::cuda : Device::cpu;
+    }
+    if (requested == Device::cuda && !cuda_available()) {
+        throw Error("device cuda was requested but no CUDA device is usable here (no GPU or no driver); "
+                    "use device cpu, or auto to fall back to the CPU");
+    }
+    return requested;
+}
+
+// Placement of the output's first sample relative to the image's first sample, per
+// axis: SciPy's full output starts k-1 before the image; same takes the centre of
+// full, which for even k sits differently for correlation and convolution.
+int mode_offset(int k, Mode mode, bool flip) {
+    switch (mode) {
+    case Mode::valid:
+        return 0;
+    case Mode::full:
+        return k - 1;
+    case Mode::same:
+        return flip ? k / 2 : (k - 1) / 2;
+    }
+    return 0;
+}
+
+void check_output(const halide_buffer_t *output, Extent2d expected, halide_type_t type, Precision precision) {
+    check_buffer(output, "output", 2, type, precision);
+    if (output->dim[0].extent != expected.width || output->dim[1].extent != expected.height) {
+        throw Error("output is " + std::to_string(output->dim[0].extent) + " x " +
+                    std::to_string(output->dim[1].extent) + " (width x height) but this mode needs " +
+                    std::to_string(expected.width) + " x " + std::to_string(expected.height));
+    }
+}
+
+// The pipelines take scalar offsets in absolute coordinates; buffers may have any mins.
+struct Offsets {
+    int x = 0;
+    int y = 0;
+};
+
+Offsets pipeline_offsets(const halide_buffer_t *input, const halide_buffer_t *output, int kw, int kh,
+                         const Options &o, bool flip) {
+    return {mode_offset(kw, o.mode, flip) + output->dim[0].min - input->dim[0].min,
+            mode_offset(kh, o.mode, flip) + output->dim[1].min - input->dim[1].min};
+}
+
+// Bring buffers to the side the pipeline runs on, and mark the output as freshly written.
+void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output) {
+    for (halide_buffer_t *b : inputs) {
+        if (b->device_dirty()) {
+            if (b->host == nullptr) {
+                throw Error("a device-only buffer was passed for a CPU run; use device cuda or give it host memory");
+            }
+            if (halide_copy_to_host(nullptr, b) != 0) {
+                throw Error("could not copy an input back to the host: " + internal::take_last_runtime_error());
+            }
+        }
+    }
+    if (output->host == nullptr) {
+        throw Error("output has no host memory for a CPU run; allocate host memory or use device cuda");
+    }
+    output->set_device_dirty(false);
+}
+
+void finish_cpu(halide_buffer_t *output) {
+    if (output->device != 0) {
+        output->set_host_dirty(true);
+    }
+}
+
+void check_call(int result, const char *what) {
+    if (result != 0) {
+        std::string message = internal::take_last_runtime_error();
+        throw Error(std::string(what) + " failed (Halide error " + std::to_string(result) +
+                    (message.empty() ? std::string(")") : "): " + message));
+    }
+}
+
+Conv2dVariant conv2d_variant(Device device, Algorithm algorithm) {
+    const bool gpu = device == Device::cuda;
+    switch (algorithm) {
+    case Algorithm::naive:
+        return gpu ? Conv2dVariant::gpu_naive : Conv2dVariant::cpu_naive;
+    case Algorithm::autoscheduled:
+        return gpu ? Conv2dVariant::gpu_auto : Conv2dVariant::cpu_auto;
+    default:
+        return gpu ? Conv2dVariant::gpu_shared_tiled : Conv2dVariant::cpu_tiled;
+    }
+}
+
+std::string shape_text(int w, int h) {
+    return std::to_string(w) + " x " + std::to_string(h);
+}
+
+bool gpu_separable_fits(int kw, int kh, Precision precision) {
+    const internal::PrecisionTypes t = internal::types_of(precision);
+    const int acc_bytes = precision == Precision::f16 ? 2 : (precision == Precision::f64 ? 8 : 4);
+    return internal::fits_shared_tile(kw, kh, t.storage.bytes(), gpu_tile_width * acc_bytes);
+}
+
+Halide::Runtime::Buffer<> storage_vector(const std::vector<double> &values, Precision precision) {
+    const internal::PrecisionTypes t = internal::types_of(precision);
+    Halide::Runtime::Buffer<> b(t.storage, static_cast<int>(values.size()));
+    for (size_t i = 0; i < values.size(); i++) {
+        void *p = b.raw_buffer()->host + i * t.storage.bytes();
+        if (precision == Precision::f64) {
+            *static_cast<double *>(p) = values[i];
+        } else if (precision == Precision::f32) {
+            *static_cast<float *>(p) = static_cast<float>(values[i]);
+        } else {
+            *static_cast<uint16_t *>(p) = float16_bits_from_double(values[i]);
+        }
+    }
+    b.set_host_dirty();
+    return b;
+}
+
+Dispatch run_separable(halide_buffer_t *input, halide_buffer_t *row, halide_buffer_t *col, halide_buffer_t *output,
+                       const Options &o, bool flip, Device device, Offsets off) {
+    const bool gpu = device == Device::cuda;
+    const internal::SeparableFn fn = internal::separable_pipeline(
+        o.precision, gpu ? SeparableVariant::gpu_separable : SeparableVariant::cpu_separable);
+    internal::install_runtime_hooks();
+    if (gpu) {
+        output->set_host_dirty(false);
+        internal::StreamScope scope(o.stream);
+        check_call(fn(input, row, col, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
+                   "separable pipeline");
+    } else {
+        prepare_cpu({input, row, col}, output);
+        check_call(fn(input, row, col, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
+                   "separable pipeline");
+        finish_cpu(output);
+    }
+    return {device, Algorithm::separable};
+}
+
+// The output definition holds for any coordinates, so an autoscheduled pipeline can
+// compute a larger region with the same origin, of which the output is the corner.
+void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input, halide_buffer_t *kernel,
+                                   halide_buffer_t *output, const Options &o, bool flip, Offsets off, bool gpu) {
+    Halide::Runtime::Buffer<> scratch(output->type, std::max(output->dim[0].extent, autoscheduled_min_extent),
+                                      std::max(output->dim[1].extent, autoscheduled_min_extent));
+    scratch.translate({output->dim[0].min, output->dim[1].min});
+    Halide::Runtime::Buffer<> corner =
+        scratch.cropped({{output->dim[0].min, output->dim[0].extent}, {output->dim[1].min, output->dim[1].extent}});
+    if (gpu) {
+        internal::StreamScope scope(o.stream);
+        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
+                      scratch.raw_buffer()),
+                   "conv2d pipeline");
+        output->set_host_dirty(false);
+        check_call(halide_buffer_copy(nullptr, corner.raw_buffer(), internal::cuda_device_interface(), output),
+                   "copy from the autoscheduled scratch");
+    } else {
+        prepare_cpu({input, kernel}, output);
+        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
+                      scratch.raw_buffer()),
+                   "conv2d pipeline");
+        check_call(halide_buffer_copy(nullptr, corner.raw_buffer(), nullptr, output),
+                   "copy from the autoscheduled scratch");
+        finish_cpu(output);
+    }
+}
+
+}  // namespace
+
+Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode) {
+    if (image.width <= 0 || image.height <= 0 || kernel.width <= 0 || kernel.height <= 0) {
+        throw Error("image " + shape_text(image.width, image.height) + " and kernel " +
+                    shape_text(kernel.width, kernel.height) + " must both be non-empty");
+    }
+    switch (mode) {
+    case Mode::valid:
+        if (kernel.width > image.width || kernel.height > image.height) {
+            throw Error("kernel " + shape_text(kernel.width, kernel.height) + " is larger than image " +
+                        shape_text(image.width, image.height) +
+                        " in valid mode; valid needs the kernel to fit inside the image (use same or full)");
+        }
+        return {image.width - kernel.width + 1, image.height - kernel.height + 1};
+    case Mode::same:
+        return image;
+    case Mode::full: {
+        const long long w = (long long)image.width + kernel.width - 1;
+        const long long h = (long long)image.height + kernel.height - 1;
+        if (w > std::numeric_limits<int32_t>::max() || h > std::numeric_limits<int32_t>::max()) {
+            throw Error("full output would exceed 2^31-1 samples per axis");
+        }
+        return {static_cast<int>(w), static_cast<int>(h)};
+    }
+    }
+    throw Error("unknown mode " + std::to_string(int(mode)) + "; allowed: valid, same, full");
+}
+
+namespace detail {
+
+Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,
+                                          const Options &options) {
+    check_options(options);
+    const internal::PrecisionTypes t = internal::types_of(options.precision);
+    check_buffer(input, "image", 2, t.storage, options.precision);
+    const Extent2d e =
+        output_extent({input->dim[0].extent, input->dim[1].extent}, {kernel_width, kernel_height}, options.mode);
+    return Halide::Runtime::Buffer<>(t.output, e.width, e.height);
+}
+
+Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &o,
+                   bool flip) {
+    check_options(o);
+    const internal::PrecisionTypes t = internal::types_of(o.precision);
+    check_buffer(input, "image", 2, t.storage, o.precision);
+    check_buffer(kernel, "kernel", 2, t.storage, o.precision);
+    const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
+    const Extent2d expected = output_extent({input->dim[0].extent, input->dim[1].extent}, {kw, kh}, o.mode);
+    check_output(output, expected, t.output, o.precision);
+    const Halide::Runtime::Buffer<double> values = internal::finite_host_values(kernel, "kernel");
+    const Device device = resolve_device(o.device);
+    const bool gpu = device == Device::cuda;
+
+    Algorithm algorithm = o.algorithm;
+    std::vector<double> row, col;
+    if (algorithm == Algorithm::automatic || algorithm == Algorithm::separable) {
+        const double residual = internal::rank1_factorize(values, &row, &col);
+        const bool rank1 = residual <= rank1_tolerance(o.precision);
+        const bool fits = !gpu || gpu_separable_fits(kw, kh, o.precision);
+        if (algorithm == Algorithm::separable && !rank1) {
+            throw Error("algorithm separable needs a rank-1 kernel, but the best rank-1 approximation leaves a "
+                        "relative residual of " +
+                        std::to_string(residual) + " (tolerance " + std::to_string(rank1_tolerance(o.precision)) +
+                        " for " + to_string(o.precision) +
+                        "); use naive, shared_tiled, autoscheduled or auto, or the separable entry point");
+        }
+        if (algorithm == Algorithm::separable && !fits) {
+            throw Error("kernel " + shape_text(kw, kh) + " is too large for the GPU separable tile at precision " +
+                        to_string(o.precision) + " (" + std::to_string(gpu_shared_budget_bytes) +
+                        " bytes of shared memory); use naive or autoscheduled");
+        }
+        if (rank1 && fits && kw * kh > 1) {
+            Halide::Runtime::Buffer<> row_buf = storage_vector(row, o.precision);
+            Halide::Runtime::Buffer<> col_buf = storage_vector(col, o.precision);
+            return run_separable(input, row_buf.raw_buffer(), col_buf.raw_buffer(), output, o, flip, device,
+                                 pipeline_offsets(input, output, kw, kh, o, flip));
+        }
+        algorithm = Algorithm::shared_tiled;
+        if (gpu && !internal::fits_shared_tile(kw, kh, t.storage.bytes(), 0)) {
+            algorithm = Algorithm::naive;
+        }
+    } else if (gpu && algorithm == Algorithm::shared_tiled && !internal::fits_shared_tile(kw, kh, t.storage.bytes(), 0)) {
+        throw Error("kernel " + shape_text(kw, kh) + " is too large for the GPU shared_tiled tile at precision " +
+                    to_string(o.precision) + ": the " + std::to_string(gpu_tile_width) + " x " +
+                    std::to_string(gpu_tile_height) + " tile plus apron must fit " +
+                    std::to_string(gpu_shared_budget_bytes) + " bytes; use naive or autoscheduled");
+    }
+
+    const Offsets off = pipeline_offsets(input, output, kw, kh, o, flip);
+    const internal::Conv2dFn fn = internal::conv2d_pipeline(o.precision, conv2d_variant(device, algorithm));
+    internal::install_runtime_hooks();
+    const bool small = output->dim[0].extent < autoscheduled_min_extent ||
+                       output->dim[1].extent < autoscheduled_min_extent;
+    if (algorithm == Algorithm::autoscheduled && small) {
+        run_autoscheduled_via_scratch(fn, input, kernel, output, o, flip, off, gpu);
+        return {device, algorithm};
+    }
+    if (gpu) {
+        output->set_host_dirty(false);
+        internal::StreamScope scope(o.stream);
+        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
+                   "conv2d pipeline");
+    } else {
+        prepare_cpu({input, kernel}, output);
+        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
+                   "conv2d pipeline");
+        finish_cpu(output);
+    }
+    return {device, algorithm};
+}
+
+Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                             halide_buffer_t *output, const Options &o, bool flip) {
+    check_options(o);
+    const internal::PrecisionTypes t = internal::types_of(o.precision);
+    check_buffer(input, "image", 2, t.storage, o.precision);
+    check_buffer(row_kernel, "row kernel", 1, t.storage, o.precision);
+    check_buffer(col_kernel, "column kernel", 1, t.storage, o.precision);
+    const int kw = row_kernel->dim[0].extent, kh = col_kernel->dim[0].extent;
+    const Extent2d expected = output_extent({input->dim[0].extent, input->dim[1].extent}, {kw, kh}, o.mode);
+    check_output(output, expected, t.output, o.precision);
+    internal::finite_host_values(row_kernel, "row kernel");
+    internal::finite_host_values(col_kernel, "column kernel");
+    const Device device = resolve_device(o.device);
+    if (device == Device::cuda && !gpu_separable_fits(kw, kh, o.precision)) {
+        throw Error("kernel " + shape_text(kw, kh) + " is too large for the GPU separable tile at precision " +
+                    std::string(to_string(o.precision)) + " (" + std::to_string(gpu_shared_budget_bytes) +
+                    " bytes of shared memory); use correlate2d with algorithm naive");
+    }
+    return run_separable(input, row_kernel, col_kernel, output, o, flip, device,
+                         pipeline_offsets(input, output, kw, kh, o, flip));
+}
+
+}  // namespace detail
+}  // namespace halconv

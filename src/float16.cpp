@@ -1,0 +1,52 @@
+#include "halconv/float16.h"
+
+#include <bit>
+#include <cmath>
+
+namespace halconv {
+
+uint16_t float16_bits_from_double(double value) {
+    // Round through float32 would double-round; work from the double's bits directly.
+    const uint64_t bits = std::bit_cast<uint64_t>(value);
+    const auto sign = static_cast<uint16_t>((bits >> 48) & 0x8000u);
+    if (std::isnan(value)) {
+        return static_cast<uint16_t>(sign | 0x7e00u);
+    }
+    const double magnitude = std::fabs(value);
+    if (magnitude >= 65520.0) {  // rounds to infinity (max finite 65504, half-way 65520)
+        return static_cast<uint16_t>(sign | 0x7c00u);
+    }
+    if (magnitude < 0x1p-14) {
+        // Subnormal (or zero): a multiple of 2^-24, rounded to nearest even.
+        const double scaled = magnitude * 0x1p24;
+        return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(scaled)));
+    }
+    int exponent = 0;
+    const double fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
+    // 11 significant bits: mantissa in [1024, 2048].
+    auto mantissa = static_cast<uint32_t>(std::nearbyint(std::ldexp(fraction, 11)));
+    int biased = exponent - 1 + 15;
+    if (mantissa == 2048) {  // rounding carried into the next binade
+        mantissa = 1024;
+        ++biased;
+    }
+    if (biased >= 31) {
+        return static_cast<uint16_t>(sign | 0x7c00u);
+    }
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(biased) << 10 | (mantissa - 1024));
+}
+
+double double_from_float16_bits(uint16_t bits) {
+    const int exponent = (bits >> 10) & 0x1f;
+    const int mantissa = bits & 0x3ff;
+    const double sign = (bits & 0x8000u) ? -1.0 : 1.0;
+    if (exponent == 0) {
+        return sign * std::ldexp(mantissa, -24);
+    }
+    if (exponent == 31) {
+        return mantissa ? std::nan("") : sign * INFINITY;
+    }
+    return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+}  // namespace halconv

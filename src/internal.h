@@ -1,0 +1,62 @@
+// Internal declarations shared by the files of src/.
+#pragma once
+
+#include "HalideRuntime.h"
+#include "halconv/halconv.h"
+
+#include <string>
+#include <vector>
+
+namespace halconv::internal {
+
+// ---- CUDA (cuda_runtime.cpp) ----
+// Installs, once, Halide's CUDA context/stream hooks (primary context, caller's
+// stream) and the error handler that turns Halide runtime errors into messages.
+void install_runtime_hooks();
+// While alive, Halide's CUDA work on this thread goes to `stream` (nullptr = default).
+class StreamScope {
+public:
+    explicit StreamScope(void *stream);
+    ~StreamScope();
+    StreamScope(const StreamScope &) = delete;
+    StreamScope &operator=(const StreamScope &) = delete;
+
+private:
+    void *previous_;
+};
+const halide_device_interface_t *cuda_device_interface();
+// Message of the last Halide runtime error on this thread (then cleared).
+std::string take_last_runtime_error();
+
+// ---- Generated pipelines (pipelines.cpp) ----
+enum class Conv2dVariant { cpu_naive, cpu_tiled, cpu_auto, gpu_naive, gpu_shared_tiled, gpu_auto };
+enum class SeparableVariant { cpu_separable, gpu_separable };
+using Conv2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
+                         halide_buffer_t *);
+using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t,
+                            int32_t, bool, halide_buffer_t *);
+Conv2dFn conv2d_pipeline(Precision precision, Conv2dVariant variant);
+SeparableFn separable_pipeline(Precision precision, SeparableVariant variant);
+
+// ---- Validation (validate.cpp) ----
+struct PrecisionTypes {
+    halide_type_t storage;
+    halide_type_t output;
+};
+PrecisionTypes types_of(Precision precision);
+std::string type_name(halide_type_t type);
+double unit_roundoff(Precision precision);
+// Throws unless buf is a non-empty `dims`-dimensional buffer of `type`.
+void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide_type_t type, Precision precision);
+// Host copy of a (host- or device-resident) buffer's values as float64, with NaN/Inf rejected.
+Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role);
+// Best rank-1 factors K(i, j) ~ row[i] * col[j] (row along x) and the relative
+// Frobenius residual; row/col may be null when only the residual is wanted.
+double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,
+                       std::vector<double> *col);
+// Whether a GPU shared-memory tile with T = 1 fits the budget, for rows of
+// (gpu_tile_width + kw - 1) staged samples plus extra_bytes_per_row (the separable
+// row-pass results); mirrors gpu_rows_per_thread in schedules/conv2d_schedules.cpp.
+bool fits_shared_tile(int kernel_width, int kernel_height, int storage_bytes, int extra_bytes_per_row);
+
+}  // namespace halconv::internal

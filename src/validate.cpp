@@ -1,0 +1,250 @@
+// Checks run before any launch, and the rank-1 test.
+#include "internal.h"
+
+#include "halconv/float16.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace halconv::internal {
+
+PrecisionTypes types_of(Precision precision) {
+    switch (precision) {
+    case Precision::f64:
+        return {halide_type_of<double>(), halide_type_of<double>()};
+    case Precision::f32:
+        return {halide_type_of<float>(), halide_type_of<float>()};
+    case Precision::f16:
+        return {halide_type_t(halide_type_float, 16), halide_type_t(halide_type_float, 16)};
+    case Precision::f16f32:
+        return {halide_type_t(halide_type_float, 16), halide_type_of<float>()};
+    }
+    throw Error("unknown precision " + std::to_string(static_cast<int>(precision)) + "; allowed: f64, f32, f16, f16f32");
+}
+
+std::string type_name(halide_type_t type) {
+    std::ostringstream s;
+    switch (type.code) {
+    case halide_type_int:
+        s << "int";
+        break;
+    case halide_type_uint:
+        s << "uint";
+        break;
+    case halide_type_float:
+        s << "float";
+        break;
+    default:
+        s << "type" << int(type.code) << "_";
+    }
+    s << int(type.bits);
+    if (type.lanes != 1) {
+        s << "x" << type.lanes;
+    }
+    return s.str();
+}
+
+double unit_roundoff(Precision precision) {
+    switch (precision) {
+    case Precision::f64:
+        return 0x1p-53;
+    case Precision::f32:
+        return 0x1p-24;
+    case Precision::f16:
+    case Precision::f16f32:
+        return 0x1p-11;
+    }
+    return 0.0;
+}
+
+void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide_type_t type, Precision precision) {
+    if (buf == nullptr) {
+        throw Error(std::string(role) + " is a null buffer");
+    }
+    if (buf->dimensions != dims) {
+        throw Error(std::string(role) + " has " + std::to_string(buf->dimensions) + " dimensions; it must have " +
+                    std::to_string(dims) + (dims == 2 ? " (x = width, y = height)" : ""));
+    }
+    for (int d = 0; d < dims; d++) {
+        if (buf->dim[d].extent <= 0) {
+            throw Error(std::string(role) + " is empty (extent " + std::to_string(buf->dim[d].extent) +
+                        " in dimension " + std::to_string(d) + "); every extent must be at least 1");
+        }
+    }
+    if (!(buf->type == type)) {
+        throw Error(std::string(role) + " holds " + type_name(buf->type) + " but precision " + to_string(precision) +
+                    " needs " + type_name(type));
+    }
+    if (buf->host == nullptr && buf->device == 0) {
+        throw Error(std::string(role) + " has neither host nor device memory");
+    }
+}
+
+Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role) {
+    // A host view of the values: the buffer's own host memory when current, else a copy
+    // (from the device when that is where the data lives).
+    Halide::Runtime::Buffer<> host_view;
+    if (buf->host != nullptr && !buf->device_dirty()) {
+        host_view = Halide::Runtime::Buffer<>(*buf);
+    } else {
+        std::vector<int> extents(buf->dimensions);
+        for (int d = 0; d < buf->dimensions; d++) {
+            extents[d] = buf->dim[d].extent;
+        }
+        host_view = Halide::Runtime::Buffer<>(buf->type, extents);
+        halide_buffer_t *dst = host_view.raw_buffer();
+        for (int d = 0; d < buf->dimensions; d++) {
+            dst->dim[d].min = buf->dim[d].min;
+        }
+        if (halide_buffer_copy(nullptr, buf, nullptr, dst) != 0) {
+            throw Error(std::string("could not read ") + role + " back from the device: " + take_last_runtime_error());
+        }
+    }
+    Halide::Runtime::Buffer<double> values(host_view.dimensions() == 1
+                                               ? std::vector<int>{host_view.dim(0).extent()}
+                                               : std::vector<int>{host_view.dim(0).extent(), host_view.dim(1).extent()});
+    const int width = host_view.dim(0).extent();
+    const int height = host_view.dimensions() > 1 ? host_view.dim(1).extent() : 1;
+    for (int j = 0; j < height; j++) {
+        for (int i = 0; i < width; i++) {
+            int pos[2] = {host_view.dim(0).min() + i, host_view.dimensions() > 1 ? host_view.dim(1).min() + j : 0};
+            const auto *ptr = host_view.raw_buffer()->address_of(pos);
+            double v = 0.0;
+            if (host_view.type() == halide_type_of<double>()) {
+                v = *reinterpret_cast<const double *>(ptr);
+            } else if (host_view.type() == halide_type_of<float>()) {
+                v = *reinterpret_cast<const float *>(ptr);
+            } else {
+                v = double_from_float16_bits(*reinterpret_cast<const uint16_t *>(ptr));
+            }
+            if (!std::isfinite(v)) {
+                throw Error(std::string(role) + " holds a non-finite coefficient (" + std::to_string(v) + ") at (" +
+                            std::to_string(i) + ", " + std::to_string(j) +
+                            "); kernels must be finite (NaN/Inf would make every output non-finite)");
+            }
+            if (host_view.dimensions() == 1) {
+                values(i) = v;
+            } else {
+                values(i, j) = v;
+            }
+        }
+    }
+    return values;
+}
+
+bool fits_shared_tile(int kernel_width, int kernel_height, int storage_bytes, int extra_bytes_per_row) {
+    const long long row_bytes = (long long)(gpu_tile_width + kernel_width - 1) * storage_bytes + extra_bytes_per_row;
+    return (long long)(gpu_tile_height + kernel_height - 1) * row_bytes <= gpu_shared_budget_bytes;
+}
+
+}  // namespace halconv::internal
+
+namespace halconv {
+
+double rank1_tolerance(Precision precision) {
+    // 64 float64 ulps: the rounding floor of the float64 power iteration itself.
+    return 4.0 * internal::unit_roundoff(precision) + 64.0 * 0x1p-53;
+}
+
+double rank1_relative_residual(const Halide::Runtime::Buffer<const double, 2> &kernel) {
+    return internal::rank1_factorize(kernel, nullptr, nullptr);
+}
+
+}  // namespace halconv
+
+namespace halconv::internal {
+
+double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,
+                       std::vector<double> *col) {
+    const int w = kernel.dim(0).extent(), h = kernel.dim(1).extent();
+    const int x0 = kernel.dim(0).min(), y0 = kernel.dim(1).min();
+    double norm2 = 0.0;
+    for (int j = 0; j < h; j++) {
+        for (int i = 0; i < w; i++) {
+            norm2 += kernel(x0 + i, y0 + j) * kernel(x0 + i, y0 + j);
+        }
+    }
+    if (norm2 == 0.0) {
+        // The zero kernel is rank 0: trivially separable.
+        if (row != nullptr) {
+            row->assign(w, 0.0);
+            col->assign(h, 0.0);
+        }
+        return 0.0;
+    }
+    // Power iteration on K^T K for the leading right singular vector v (length w),
+    // started from the row of largest norm so a rank-1 kernel converges at once.
+    std::vector<double> v(w), u(h);
+    int best_row = 0;
+    double best_norm = -1.0;
+    for (int j = 0; j < h; j++) {
+        double n = 0.0;
+        for (int i = 0; i < w; i++) {
+            n += kernel(x0 + i, y0 + j) * kernel(x0 + i, y0 + j);
+        }
+        if (n > best_norm) {
+            best_norm = n;
+            best_row = j;
+        }
+    }
+    for (int i = 0; i < w; i++) {
+        v[i] = kernel(x0 + i, y0 + best_row);
+    }
+    for (int iteration = 0; iteration < 200; iteration++) {
+        for (int j = 0; j < h; j++) {
+            double s = 0.0;
+            for (int i = 0; i < w; i++) {
+                s += kernel(x0 + i, y0 + j) * v[i];
+            }
+            u[j] = s;
+        }
+        std::vector<double> next(w, 0.0);
+        for (int j = 0; j < h; j++) {
+            for (int i = 0; i < w; i++) {
+                next[i] += kernel(x0 + i, y0 + j) * u[j];
+            }
+        }
+        double n = 0.0, change = 0.0;
+        for (double x : next) {
+            n += x * x;
+        }
+        n = std::sqrt(n);
+        for (int i = 0; i < w; i++) {
+            next[i] /= n;
+            change += std::fabs(next[i] - v[i]);
+        }
+        v = next;
+        if (change < 1e-15 * w) {
+            break;
+        }
+    }
+    // Best rank-1 approximation u v^T with u = K v; residual computed explicitly.
+    double residual2 = 0.0, u_norm2 = 0.0;
+    for (int j = 0; j < h; j++) {
+        double s = 0.0;
+        for (int i = 0; i < w; i++) {
+            s += kernel(x0 + i, y0 + j) * v[i];
+        }
+        u[j] = s;
+        u_norm2 += s * s;
+        for (int i = 0; i < w; i++) {
+            const double d = kernel(x0 + i, y0 + j) - s * v[i];
+            residual2 += d * d;
+        }
+    }
+    if (row != nullptr) {
+        // Split the scale evenly so neither factor under- or overflows a narrow type.
+        const double scale = std::sqrt(std::sqrt(u_norm2));
+        row->resize(w);
+        col->resize(h);
+        for (int i = 0; i < w; i++) {
+            (*row)[i] = v[i] * scale;
+        }
+        for (int j = 0; j < h; j++) {
+            (*col)[j] = u[j] / scale;
+        }
+    }
+    return std::sqrt(residual2 / norm2);
+}
+
+}  // namespace halconv::internal

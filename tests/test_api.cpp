@@ -1,0 +1,236 @@
+// API behaviour beyond the numeric matrix: validation errors (typed, with a message
+// saying what is allowed, output untouched), the separable entry point, rank-1
+// routing, buffers with non-zero mins, and allocating overloads.
+#include "test_support.h"
+
+#include <gmock/gmock.h>
+
+namespace halconv::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+Options cpu_options(Precision p = Precision::f32) {
+    Options o;
+    o.precision = p;
+    o.device = Device::cpu;
+    return o;
+}
+
+// Runs fn, expects halconv::Error whose message contains every fragment.
+template <typename Fn>
+void expect_error(Fn fn, std::initializer_list<const char *> fragments) {
+    try {
+        fn();
+        ADD_FAILURE() << "expected halconv::Error";
+    } catch (const Error &e) {
+        for (const char *f : fragments) {
+            EXPECT_THAT(e.what(), HasSubstr(f));
+        }
+    }
+}
+
+bool all_nan(const Halide::Runtime::Buffer<> &b) {
+    for (size_t i = 0; i < b.number_of_elements(); i++) {
+        if (!std::isnan(load(b, i))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+TEST(ApiErrors, EmptyImageOrKernel) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<float> empty_img(0, 8), empty_k(3, 0);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 8, 8);
+    expect_error([&] { correlate2d(empty_img, k, out, cpu_options()); }, {"image is empty", "at least 1"});
+    expect_error([&] { correlate2d(img, empty_k, out, cpu_options()); }, {"kernel is empty", "at least 1"});
+    expect_error([&] { (void)correlate2d(img, empty_k, cpu_options()); }, {"non-empty"});
+}
+
+TEST(ApiErrors, KernelLargerThanImageInValidMode) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 5, 9, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 6, 3, ignore);
+    Options o = cpu_options();
+    o.mode = Mode::valid;
+    expect_error([&] { (void)correlate2d(img, k, o); }, {"larger than image", "valid", "use same or full"});
+}
+
+TEST(ApiErrors, WrongOutputShapeLeavesOutputUntouched) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 10, 7, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 7, 10);  // transposed
+    poison(out);
+    expect_error([&] { correlate2d(img, k, out, cpu_options()); }, {"output is 7 x 10", "needs 10 x 7"});
+    EXPECT_TRUE(all_nan(out));
+}
+
+TEST(ApiErrors, WrongDimensionality) {
+    Image ignore;
+    Halide::Runtime::Buffer<float> img3(8, 8, 3);
+    Halide::Runtime::Buffer<float> k1(3);
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 8, 8);
+    expect_error([&] { correlate2d(img3, k, out, cpu_options()); }, {"image has 3 dimensions", "must have 2"});
+    expect_error([&] { correlate2d(img, k1, out, cpu_options()); }, {"kernel has 1 dimensions", "must have 2"});
+    expect_error([&] { separable_correlate2d(img, k, k1, out, cpu_options()); }, {"row kernel has 2 dimensions"});
+}
+
+TEST(ApiErrors, TypeDoesNotMatchPrecision) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<double>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 8, 8);
+    expect_error([&] { correlate2d(img, k, out, cpu_options(Precision::f32)); },
+                 {"image holds float64", "precision f32 needs float32"});
+    Halide::Runtime::Buffer<> img16 = random_buffer(storage_type(Precision::f16), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k16 = random_buffer(storage_type(Precision::f16), 3, 3, ignore);
+    Halide::Runtime::Buffer<> out16(storage_type(Precision::f16), 8, 8);
+    // f16f32 writes float32 results.
+    expect_error([&] { correlate2d(img16, k16, out16, cpu_options(Precision::f16f32)); },
+                 {"output holds float16", "needs float32"});
+}
+
+TEST(ApiErrors, UnknownEnumValues) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o = cpu_options();
+    o.algorithm = static_cast<Algorithm>(42);
+    expect_error([&] { (void)correlate2d(img, k, o); }, {"unknown algorithm 42", "allowed: auto, naive"});
+    o = cpu_options();
+    o.boundary = static_cast<Boundary>(-1);
+    expect_error([&] { (void)correlate2d(img, k, o); }, {"unknown boundary", "reflect, mirror, wrap"});
+    o = cpu_options();
+    o.precision = static_cast<Precision>(9);
+    expect_error([&] { (void)correlate2d(img, k, o); }, {"unknown precision 9", "f16f32"});
+}
+
+TEST(ApiErrors, CudaRequestedWithoutDevice) {
+    if (cuda_available()) {
+        GTEST_SKIP() << "a CUDA device is present, so requesting cuda is not an error here";
+    }
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 8, 8);
+    poison(out);
+    Options o = cpu_options();
+    o.device = Device::cuda;
+    expect_error([&] { correlate2d(img, k, out, o); }, {"device cuda was requested", "use device cpu"});
+    EXPECT_TRUE(all_nan(out));
+}
+
+TEST(ApiErrors, NonFiniteKernelRejected) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 8, 8);
+    for (double bad : {std::nan(""), double(INFINITY), -double(INFINITY)}) {
+        Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 2, ignore);
+        store(k, 4, bad);  // (1, 1)
+        poison(out);
+        expect_error([&] { correlate2d(img, k, out, cpu_options()); }, {"non-finite coefficient", "at (1, 1)"});
+        EXPECT_TRUE(all_nan(out));
+    }
+}
+
+TEST(ApiErrors, SeparableNeedsRankOneKernel) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o = cpu_options();
+    o.algorithm = Algorithm::separable;
+    expect_error([&] { (void)correlate2d(img, k, o); }, {"needs a rank-1 kernel", "relative residual"});
+}
+
+TEST(ApiErrors, NanInImagePropagatesLikeScipy) {
+    Image img_exact, ker;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<double>(), 9, 9, img_exact);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<double>(), 3, 3, ker);
+    store(img, 4 * 9 + 4, std::nan(""));
+    Options o = cpu_options(Precision::f64);
+    Halide::Runtime::Buffer<> out = correlate2d(img, k, o);
+    for (int y = 0; y < 9; y++) {
+        for (int x = 0; x < 9; x++) {
+            const bool near = std::abs(x - 4) <= 1 && std::abs(y - 4) <= 1;
+            EXPECT_EQ(std::isnan(load(out, y * 9 + x)), near) << x << "," << y;
+        }
+    }
+}
+
+TEST(Api, SeparableEntryMatchesOuterProduct) {
+    for (Precision p : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
+        for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
+            Image img, row, col;
+            Halide::Runtime::Buffer<> input = random_buffer(storage_type(p), 23, 17, img);
+            Halide::Runtime::Buffer<> row2 = random_buffer(storage_type(p), 4, 1, row);
+            Halide::Runtime::Buffer<> col2 = random_buffer(storage_type(p), 7, 1, col);
+            Halide::Runtime::Buffer<> r = row2.sliced(1, 0), c = col2.sliced(1, 0);
+            Image ker{4, 7, std::vector<double>(28)};
+            for (int j = 0; j < 7; j++) {
+                for (int i = 0; i < 4; i++) {
+                    ker.data[j * 4 + i] = row.data[i] * col.data[j];
+                }
+            }
+            Options o = cpu_options(p);
+            o.mode = mode;
+            o.boundary = Boundary::mirror;
+            const Extent2d e = output_extent({23, 17}, {4, 7}, mode);
+            for (bool flip : {false, true}) {
+                Halide::Runtime::Buffer<> out(output_type(p), e.width, e.height);
+                poison(out);
+                if (flip) {
+                    separable_convolve2d(input, r, c, out, o);
+                } else {
+                    separable_correlate2d(input, r, c, out, o);
+                }
+                EXPECT_TRUE(matches_reference(out, correlate_reference(img, ker, mode, o.boundary, 0.0, flip), p, 28))
+                    << to_string(p) << " " << to_string(mode) << (flip ? " convolve" : " correlate");
+            }
+        }
+    }
+}
+
+TEST(Api, AutoRoutesRankOneKernelsToSeparable) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<float>(), 20, 20, img);
+    Halide::Runtime::Buffer<> rank1 = random_rank1_kernel(halide_type_of<float>(), 5, 5, ker);
+    Halide::Runtime::Buffer<> general = random_buffer(halide_type_of<float>(), 5, 5, ker);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 20, 20);
+    EXPECT_EQ(correlate2d(input, rank1, out, cpu_options()).algorithm, Algorithm::separable);
+    EXPECT_EQ(correlate2d(input, general, out, cpu_options()).algorithm, Algorithm::shared_tiled);
+    Halide::Runtime::Buffer<const double, 2> general_values(ker.data.data(), 5, 5);
+    EXPECT_GT(rank1_relative_residual(general_values), rank1_tolerance(Precision::f32));
+}
+
+TEST(Api, BuffersWithNonZeroMins) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<double>(), 15, 12, img);
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<double>(), 4, 3, ker);
+    input.translate({100, -7});
+    kernel.translate({-3, 5});
+    Halide::Runtime::Buffer<> out(halide_type_of<double>(), 15, 12);
+    out.translate({-20, 40});
+    poison(out);
+    Options o = cpu_options(Precision::f64);
+    o.boundary = Boundary::wrap;
+    correlate2d(input, kernel, out, o);
+    EXPECT_TRUE(matches_reference(out, correlate_reference(img, ker, Mode::same, Boundary::wrap, 0.0, false),
+                                  Precision::f64, 12));
+}
+
+TEST(Api, OutputExtentFollowsScipy) {
+    EXPECT_EQ(output_extent({10, 7}, {3, 4}, Mode::valid).width, 8);
+    EXPECT_EQ(output_extent({10, 7}, {3, 4}, Mode::valid).height, 4);
+    EXPECT_EQ(output_extent({10, 7}, {3, 4}, Mode::full).width, 12);
+    EXPECT_EQ(output_extent({10, 7}, {3, 4}, Mode::full).height, 10);
+    EXPECT_EQ(output_extent({10, 7}, {3, 4}, Mode::same).width, 10);
+}
+
+}  // namespace
+}  // namespace halconv::test

@@ -1,0 +1,166 @@
+// Helpers for the halconv tests: fresh random data in each precision's storage type,
+// poisoned outputs, and comparison against the float64 reference.
+#pragma once
+
+#include "halconv/float16.h"
+#include "halconv/halconv.h"
+#include "reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+namespace halconv::test {
+
+inline std::mt19937_64 &rng() {
+    static std::mt19937_64 engine{std::random_device{}()};
+    return engine;
+}
+
+inline halide_type_t storage_type(Precision p) {
+    switch (p) {
+    case Precision::f64:
+        return halide_type_of<double>();
+    case Precision::f32:
+        return halide_type_of<float>();
+    default:
+        return halide_type_t(halide_type_float, 16);
+    }
+}
+
+inline halide_type_t output_type(Precision p) {
+    switch (p) {
+    case Precision::f64:
+        return halide_type_of<double>();
+    case Precision::f16:
+        return halide_type_t(halide_type_float, 16);
+    default:
+        return halide_type_of<float>();
+    }
+}
+
+// Value stored at element i of a dense buffer of any of the float types, as double.
+inline double load(const Halide::Runtime::Buffer<> &b, size_t i) {
+    const uint8_t *p = b.raw_buffer()->host + i * b.type().bytes();
+    switch (b.type().bits) {
+    case 64:
+        return *reinterpret_cast<const double *>(p);
+    case 32:
+        return *reinterpret_cast<const float *>(p);
+    default:
+        return double_from_float16_bits(*reinterpret_cast<const uint16_t *>(p));
+    }
+}
+
+inline void store(Halide::Runtime::Buffer<> &b, size_t i, double v) {
+    uint8_t *p = b.raw_buffer()->host + i * b.type().bytes();
+    switch (b.type().bits) {
+    case 64:
+        *reinterpret_cast<double *>(p) = v;
+        break;
+    case 32:
+        *reinterpret_cast<float *>(p) = static_cast<float>(v);
+        break;
+    default:
+        *reinterpret_cast<uint16_t *>(p) = float16_bits_from_double(v);
+    }
+}
+
+// A width x height buffer of `type` with values uniform in [lo, hi); `exact` receives
+// the values as stored (after rounding to the type), which is what the reference uses.
+inline Halide::Runtime::Buffer<> random_buffer(halide_type_t type, int width, int height, Image &exact,
+                                               double lo = -1.0, double hi = 1.0) {
+    Halide::Runtime::Buffer<> b(type, width, height);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    exact = Image{width, height, std::vector<double>(static_cast<size_t>(width) * height)};
+    for (size_t i = 0; i < exact.data.size(); i++) {
+        store(b, i, dist(rng()));
+        exact.data[i] = load(b, i);
+    }
+    return b;
+}
+
+// A rank-1 kernel col * row^T as stored (values rounded to the type).
+inline Halide::Runtime::Buffer<> random_rank1_kernel(halide_type_t type, int width, int height, Image &exact) {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<double> row(width), col(height);
+    for (double &v : row) {
+        v = dist(rng());
+    }
+    for (double &v : col) {
+        v = dist(rng());
+    }
+    Halide::Runtime::Buffer<> b(type, width, height);
+    exact = Image{width, height, std::vector<double>(static_cast<size_t>(width) * height)};
+    for (int j = 0; j < height; j++) {
+        for (int i = 0; i < width; i++) {
+            const size_t at = static_cast<size_t>(j) * width + i;
+            store(b, at, row[i] * col[j]);
+            exact.data[at] = load(b, at);
+        }
+    }
+    return b;
+}
+
+// Fills with NaN so that any sample the pipeline fails to write fails the comparison.
+inline void poison(Halide::Runtime::Buffer<> &b) {
+    for (size_t i = 0; i < b.number_of_elements(); i++) {
+        store(b, i, std::nan(""));
+    }
+    b.set_host_dirty();
+}
+
+inline double unit_roundoff(Precision p) {
+    switch (p) {
+    case Precision::f64:
+        return 0x1p-53;
+    case Precision::f32:
+        return 0x1p-24;
+    default:
+        return 0x1p-11;
+    }
+}
+
+inline double output_roundoff(Precision p) {
+    return p == Precision::f16 ? 0x1p-11 : (p == Precision::f64 ? 0x1p-53 : 0x1p-24);
+}
+
+// Tolerance: inputs are compared as stored, so only arithmetic rounds. A sum of n
+// products in working precision with unit roundoff u is off by at most
+// gamma_n = n*u/(1-n*u) times sum |k||x| (Higham, Accuracy and Stability, eq. 3.5),
+// whatever the summation order; we allow (n + 4) u for the separable path's rank-1
+// factors (two more roundings per coefficient) and one final rounding to the
+// output type. Any missed tap or misplaced sample is O(|k||x|), far above this.
+inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffer<> &out, const Reference &ref,
+                                                    Precision p, int taps) {
+    if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
+        return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
+                                             << " != " << ref.value.width << "x" << ref.value.height;
+    }
+    const double u = unit_roundoff(p);
+    const double n = taps + 4;
+    const double gamma = n * u / (1.0 - n * u);
+    int bad = 0;
+    std::string first;
+    for (size_t i = 0; i < ref.value.data.size(); i++) {
+        const double got = load(out, i);
+        const double want = ref.value.data[i];
+        const double tol = gamma * ref.magnitude.data[i] + output_roundoff(p) * std::fabs(want) + 1e-300;
+        if (!(std::fabs(got - want) <= tol)) {
+            if (bad++ == 0) {
+                const int x = static_cast<int>(i % ref.value.width), y = static_cast<int>(i / ref.value.width);
+                first = "(" + std::to_string(x) + "," + std::to_string(y) + "): got " + std::to_string(got) +
+                        " want " + std::to_string(want) + " tol " + std::to_string(tol);
+            }
+        }
+    }
+    if (bad != 0) {
+        return ::testing::AssertionFailure() << bad << " of " << ref.value.data.size() << " samples off; first "
+                                             << first;
+    }
+    return ::testing::AssertionSuccess();
+}
+
+}  // namespace halconv::test
