@@ -171,6 +171,18 @@ void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_
     output->set_device_dirty(false);
 }
 
+// A buffer with host memory and no device allocation holds its data on the host, dirty
+// flag or not (Halide's Buffer does not set it on element writes); Halide uploads only
+// host-dirty buffers, so mark them before a GPU run.
+void prepare_gpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output) {
+    for (halide_buffer_t *b : inputs) {
+        if (b->host != nullptr && b->device == 0) {
+            b->set_host_dirty(true);
+        }
+    }
+    output->set_host_dirty(false);
+}
+
 void finish_cpu(halide_buffer_t *output) {
     if (output->device != 0) {
         output->set_host_dirty(true);
@@ -231,7 +243,7 @@ Dispatch run_separable(halide_buffer_t *input, halide_buffer_t *row, halide_buff
         o.precision, gpu ? SeparableVariant::gpu_separable : SeparableVariant::cpu_separable);
     internal::install_runtime_hooks();
     if (gpu) {
-        output->set_host_dirty(false);
+        prepare_gpu({input, row, col}, output);
         internal::StreamScope scope(o.stream);
         check_call(fn(input, row, col, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
                    "separable pipeline");
@@ -254,11 +266,11 @@ void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input
     Halide::Runtime::Buffer<> corner =
         scratch.cropped({{output->dim[0].min, output->dim[0].extent}, {output->dim[1].min, output->dim[1].extent}});
     if (gpu) {
+        prepare_gpu({input, kernel}, output);
         internal::StreamScope scope(o.stream);
         check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
                       scratch.raw_buffer()),
                    "conv2d pipeline");
-        output->set_host_dirty(false);
         check_call(halide_buffer_copy(nullptr, corner.raw_buffer(), internal::cuda_device_interface(), output),
                    "copy from the autoscheduled scratch");
     } else {
@@ -371,7 +383,7 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
         return {device, algorithm};
     }
     if (gpu) {
-        output->set_host_dirty(false);
+        prepare_gpu({input, kernel}, output);
         internal::StreamScope scope(o.stream);
         check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
                    "conv2d pipeline");
