@@ -263,22 +263,29 @@ void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input
     Halide::Runtime::Buffer<> scratch(output->type, std::max(output->dim[0].extent, autoscheduled_min_extent),
                                       std::max(output->dim[1].extent, autoscheduled_min_extent));
     scratch.translate({output->dim[0].min, output->dim[1].min});
-    Halide::Runtime::Buffer<> corner =
-        scratch.cropped({{output->dim[0].min, output->dim[0].extent}, {output->dim[1].min, output->dim[1].extent}});
+    // Cropped only after the pipeline ran: a crop taken before would not see the device
+    // allocation the pipeline adds to the scratch.
+    const auto corner = [&] {
+        return scratch.cropped(
+            {{output->dim[0].min, output->dim[0].extent}, {output->dim[1].min, output->dim[1].extent}});
+    };
     if (gpu) {
         prepare_gpu({input, kernel}, output);
         internal::StreamScope scope(o.stream);
         check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
                       scratch.raw_buffer()),
                    "conv2d pipeline");
-        check_call(halide_buffer_copy(nullptr, corner.raw_buffer(), internal::cuda_device_interface(), output),
+        // Halide's device copy runs on the legacy default stream, unordered with a
+        // non-blocking caller stream: wait for the pipeline first.
+        internal::synchronize_stream(o.stream);
+        check_call(halide_buffer_copy(nullptr, corner().raw_buffer(), internal::cuda_device_interface(), output),
                    "copy from the autoscheduled scratch");
     } else {
         prepare_cpu({input, kernel}, output);
         check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
                       scratch.raw_buffer()),
                    "conv2d pipeline");
-        check_call(halide_buffer_copy(nullptr, corner.raw_buffer(), nullptr, output),
+        check_call(halide_buffer_copy(nullptr, corner().raw_buffer(), nullptr, output),
                    "copy from the autoscheduled scratch");
         finish_cpu(output);
     }

@@ -97,6 +97,13 @@ const halide_device_interface_t *cuda_device_interface() {
     return halide_cuda_device_interface();
 }
 
+void synchronize_stream(void *stream) {
+    const cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+    if (e != cudaSuccess) {
+        throw Error(std::string("CUDA stream synchronization failed: ") + cudaGetErrorString(e));
+    }
+}
+
 std::string take_last_runtime_error() {
     std::string message;
     message.swap(last_runtime_error);

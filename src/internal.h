@@ -25,6 +25,8 @@ private:
     void *previous_;
 };
 const halide_device_interface_t *cuda_device_interface();
+// Waits for `stream` (nullptr: the legacy default stream); throws halconv::Error on failure.
+void synchronize_stream(void *stream);
 // Message of the last Halide runtime error on this thread (then cleared).
 std::string take_last_runtime_error();
 

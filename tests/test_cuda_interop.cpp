@@ -38,8 +38,10 @@ TEST(CudaInterop, HalideStageSeesRuntimeKernelOutputOnCallerStream) {
     o.algorithm = Algorithm::naive;
     o.stream = stream;
     correlate2d(input, kernel, out, o);
-    ASSERT_EQ(out.copy_to_host(), 0);
+    // Halide's copies run on the legacy default stream, which a non-blocking stream
+    // does not wait for: synchronize before reading back (see halconv.h).
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_EQ(out.copy_to_host(), 0);
 
     int wrong = 0;
     for (int y = 0; y < height; y++) {

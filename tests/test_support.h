@@ -112,11 +112,13 @@ inline void poison(Halide::Runtime::Buffer<> &b) {
     b.set_host_dirty();
 }
 
+// Unit roundoff of the arithmetic (f16f32 stores f16 but accumulates in f32).
 inline double unit_roundoff(Precision p) {
     switch (p) {
     case Precision::f64:
         return 0x1p-53;
     case Precision::f32:
+    case Precision::f16f32:
         return 0x1p-24;
     default:
         return 0x1p-11;
@@ -130,18 +132,20 @@ inline double output_roundoff(Precision p) {
 // Tolerance: inputs are compared as stored, so only arithmetic rounds. A sum of n
 // products in working precision with unit roundoff u is off by at most
 // gamma_n = n*u/(1-n*u) times sum |k||x| (Higham, Accuracy and Stability, eq. 3.5),
-// whatever the summation order; we allow (n + 4) u for the separable path's rank-1
-// factors (two more roundings per coefficient) and one final rounding to the
-// output type. Any missed tap or misplaced sample is O(|k||x|), far above this.
+// whatever the summation order; we allow (n + 4) u, and one final rounding to the
+// output type. When a 2D kernel was factored for the separable path (factored),
+// each factor is rounded to the storage type: 3 storage roundoffs more per product.
+// Any missed tap or misplaced sample is O(|k||x|), far above this.
 inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffer<> &out, const Reference &ref,
-                                                    Precision p, int taps) {
+                                                    Precision p, int taps, bool factored = false) {
     if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
         return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
                                              << " != " << ref.value.width << "x" << ref.value.height;
     }
     const double u = unit_roundoff(p);
     const double n = taps + 4;
-    const double gamma = n * u / (1.0 - n * u);
+    const double storage_u = (p == Precision::f16 || p == Precision::f16f32) ? 0x1p-11 : u;
+    const double gamma = n * u / (1.0 - n * u) + (factored ? 3.0 * storage_u : 0.0);
     int bad = 0;
     std::string first;
     for (size_t i = 0; i < ref.value.data.size(); i++) {

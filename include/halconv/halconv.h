@@ -26,7 +26,9 @@
 //
 // CUDA: buffers may be host- or device-resident. On device cuda the call is asynchronous
 // on Options::stream and leaves the output device-dirty: call output.copy_to_host()
-// (or synchronize the stream and use output.device) before reading it. halconv and
+// (or synchronize the stream and use output.device) before reading it. Halide's own
+// copies (copy_to_host, copy_to_device) run on the legacy default stream: with a
+// non-blocking Options::stream, synchronize that stream before copy_to_host. halconv and
 // Halide share the device's primary context and the caller's stream, so work queued
 // before the call on that stream is seen by it, and work queued after sees its output.
 #pragma once
@@ -45,7 +47,7 @@ struct Options {
     Precision precision = Precision::f32;
     Mode mode = Mode::same;
     Boundary boundary = Boundary::constant;
-    double fill_value = 0.0;  // value of every out-of-image sample under Boundary::constant
+    double fill_value = 0.0;  // every out-of-image sample under Boundary::constant, rounded to the image's type
     Device device = Device::automatic;
     void *stream = nullptr;  // cudaStream_t / CUstream for device work; nullptr = the default stream
 };
