@@ -127,7 +127,7 @@ inline double unit_roundoff(Precision p) {
 
 // Half the smallest subnormal of the arithmetic type (absolute error of one rounding near zero).
 inline double underflow_step(Precision p) {
-    return p == Precision::f16 ? 0x1p-25 : (p == Precision::f64 ? 0x1p-1075 : 0x1p-150);
+    return p == Precision::f16 ? 0x1p-25 : (p == Precision::f64 ? 0x1p-1074 : 0x1p-150);
 }
 
 inline double output_roundoff(Precision p) {
