@@ -105,21 +105,25 @@ Timing time_on_stream(cudaStream_t stream, int reps, Fn fn) {
     return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
+// Writes v into element i of a dense float buffer of any of halconv's storage types.
+void store_value(Halide::Runtime::Buffer<> &b, size_t i, double v) {
+    uint8_t *p = b.raw_buffer()->host + i * b.type().bytes();
+    if (b.type().bits == 64) {
+        *reinterpret_cast<double *>(p) = v;
+    } else if (b.type().bits == 32) {
+        *reinterpret_cast<float *>(p) = static_cast<float>(v);
+    } else {
+        *reinterpret_cast<uint16_t *>(p) = halconv::float16_bits_from_double(v);
+    }
+}
+
 // Random values in [0, 1) (seed 000's protocol), host copy kept clean so the API's
 // kernel checks read it without a device round trip.
 Halide::Runtime::Buffer<> device_random(halide_type_t type, int w, int h, std::mt19937_64 &rng) {
     Halide::Runtime::Buffer<> b(type, w, h);
     std::uniform_real_distribution<double> dist(0.0, 1.0);
     for (size_t i = 0; i < b.number_of_elements(); i++) {
-        uint8_t *p = b.raw_buffer()->host + i * type.bytes();
-        const double v = dist(rng);
-        if (type.bits == 64) {
-            *reinterpret_cast<double *>(p) = v;
-        } else if (type.bits == 32) {
-            *reinterpret_cast<float *>(p) = static_cast<float>(v);
-        } else {
-            *reinterpret_cast<uint16_t *>(p) = halconv::float16_bits_from_double(v);
-        }
+        store_value(b, i, dist(rng));
     }
     b.set_host_dirty();
     if (b.copy_to_device(halide_cuda_device_interface()) != 0) {
@@ -239,14 +243,7 @@ int main(int argc, char **argv) {
                 total += g[i];
             }
             for (int i = 0; i < k; i++) {
-                uint8_t *p = taps.raw_buffer()->host + i * types.storage.bytes();
-                if (types.storage.bits == 64) {
-                    *reinterpret_cast<double *>(p) = g[i] / total;
-                } else if (types.storage.bits == 32) {
-                    *reinterpret_cast<float *>(p) = static_cast<float>(g[i] / total);
-                } else {
-                    *reinterpret_cast<uint16_t *>(p) = halconv::float16_bits_from_double(g[i] / total);
-                }
+                store_value(taps, i, g[i] / total);
             }
             taps.set_host_dirty();
             taps.copy_to_device(halide_cuda_device_interface());
