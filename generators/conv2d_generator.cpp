@@ -35,11 +35,17 @@ public:
         // ALGORITHM
         Var x{"x"}, y{"y"};
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
+        // Positions read, relative to the image's first sample (see remap_index).
+        const Expr near =
+            within_one_fold(output.dim(0).min() - offset_x - input.dim(0).min(),
+                            output.dim(0).max() + k_width - 1 - offset_x - input.dim(0).min(), input.dim(0).extent()) &&
+            within_one_fold(output.dim(1).min() - offset_y - input.dim(1).min(),
+                            output.dim(1).max() + k_height - 1 - offset_y - input.dim(1).min(), input.dim(1).extent());
         Func padded = extend_by_rule(input, input.dim(0).min(), input.dim(0).extent(), input.dim(1).min(),
-                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), x, y);
+                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), near, x, y);
         RDom r(0, k_width, 0, k_height, "r");
-        const Expr tap = kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip,
-                                    r.x, r.y);
+        const Expr tap =
+            kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip, r.x, r.y);
         Func sum{"sum"};
         sum(x, y) = Halide::cast(types.accumulator, 0);
         sum(x, y) += Halide::cast(types.accumulator, tap) *
@@ -60,24 +66,36 @@ public:
         if (using_autoscheduler()) {
             return;
         }
-        sched::Conv2dStages stages{output, sum, padded, x, y, r, k_width, k_height,
-                                   types.storage, types.accumulator, get_target()};
+        sched::Conv2dStages stages{.output = output,
+                                   .sum = sum,
+                                   .padded = padded,
+                                   .x = x,
+                                   .y = y,
+                                   .r = r,
+                                   .k_width = k_width,
+                                   .k_height = k_height,
+                                   .out_width = output.dim(0).extent(),
+                                   .out_height = output.dim(1).extent(),
+                                   .near_image = near,
+                                   .storage = types.storage,
+                                   .accumulator = types.accumulator,
+                                   .target = get_target()};
         switch (schedule) {
-        case sched::Conv2dSchedule::cpu_naive:
-            sched::schedule_conv2d_cpu_naive(stages);
-            break;
-        case sched::Conv2dSchedule::cpu_tiled:
-            sched::schedule_conv2d_cpu_tiled(stages);
-            break;
-        case sched::Conv2dSchedule::gpu_naive:
-            sched::schedule_conv2d_gpu_naive(stages);
-            break;
-        case sched::Conv2dSchedule::gpu_shared_tiled:
-            sched::schedule_conv2d_gpu_shared_tiled(stages);
-            break;
-        case sched::Conv2dSchedule::cpu_auto:
-        case sched::Conv2dSchedule::gpu_auto:
-            require(false, "conv2d: the *_auto schedules need an autoscheduler");
+            case sched::Conv2dSchedule::cpu_naive:
+                sched::schedule_conv2d_cpu_naive(stages);
+                break;
+            case sched::Conv2dSchedule::cpu_tiled:
+                sched::schedule_conv2d_cpu_tiled(stages);
+                break;
+            case sched::Conv2dSchedule::gpu_naive:
+                sched::schedule_conv2d_gpu_naive(stages);
+                break;
+            case sched::Conv2dSchedule::gpu_shared_tiled:
+                sched::schedule_conv2d_gpu_shared_tiled(stages);
+                break;
+            case sched::Conv2dSchedule::cpu_auto:
+            case sched::Conv2dSchedule::gpu_auto:
+                require(false, "conv2d: the *_auto schedules need an autoscheduler");
         }
     }
 };

@@ -2,12 +2,12 @@
 // precision, the boundary rules and the (optionally flipped) kernel.
 #pragma once
 
-#include "Halide.h"
-#include "halconv/types.h"
-
 #include <map>
 #include <stdexcept>
 #include <string>
+
+#include "Halide.h"
+#include "halconv/types.h"
 
 namespace halconv::gen {
 
@@ -33,14 +33,14 @@ struct PrecisionTypes {
 
 inline PrecisionTypes types_of(Precision p) {
     switch (p) {
-    case Precision::f64:
-        return {Halide::Float(64), Halide::Float(64), Halide::Float(64)};
-    case Precision::f32:
-        return {Halide::Float(32), Halide::Float(32), Halide::Float(32)};
-    case Precision::f16:
-        return {Halide::Float(16), Halide::Float(16), Halide::Float(16)};
-    case Precision::f16f32:
-        return {Halide::Float(16), Halide::Float(32), Halide::Float(32)};
+        case Precision::f64:
+            return {Halide::Float(64), Halide::Float(64), Halide::Float(64)};
+        case Precision::f32:
+            return {Halide::Float(32), Halide::Float(32), Halide::Float(32)};
+        case Precision::f16:
+            return {Halide::Float(16), Halide::Float(16), Halide::Float(16)};
+        case Precision::f16f32:
+            return {Halide::Float(16), Halide::Float(32), Halide::Float(32)};
     }
     return {};
 }
@@ -54,35 +54,56 @@ inline Halide::Expr lazy_select(const Halide::Expr &c, const Halide::Expr &t, co
 }
 
 // Image index (0..n-1) that position i (relative to the image's first sample) reads
-// under each rule, for any distance from the image. The outer clamp is a no-op that
-// tells bounds inference the access never leaves the image.
-inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, const Halide::Expr &rule) {
+// under each rule. `near` promises -n < i < 2n-1 for every i of the call: one fold at
+// most, a few branch-free selects, so GPU staging loops can keep many loads in flight.
+// Otherwise (a kernel wider than the image) the general rule folds any distance; each
+// modulus appears once there, since Halide's CSE would lift a repeated one out of the
+// lazy branch and pay the integer division for every sample. The outer clamp is a
+// no-op that tells bounds inference the access never leaves the image.
+inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, const Halide::Expr &rule,
+                                const Halide::Expr &near) {
     using Halide::Expr;
+    using Halide::select;
     const Expr two_n = 2 * n;
-    const Expr r = i % two_n;  // Halide's % is Euclidean: never negative
-    const Expr reflect = Halide::select(r < n, r, two_n - 1 - r);
-    const Expr mirror_period = Halide::max(two_n - 2, 1);
-    const Expr m = i % mirror_period;
-    const Expr mirror = Halide::select(m < n, m, mirror_period - m);
-    const Expr wrap = i % n;
+    const Expr reflect = rule == int(Boundary::reflect), mirror = rule == int(Boundary::mirror),
+               wrap = rule == int(Boundary::wrap);
+    // Within one fold every rule is affine in i on each side of the image, with the
+    // same slope on both: a few loop-invariant coefficients, two multiply-adds.
+    const Expr slope = select(reflect || mirror, -1, wrap, 1, 0);
+    const Expr below = select(reflect, -1, wrap, n, 0);
+    const Expr above = select(reflect, two_n - 1, mirror, two_n - 2, wrap, -n, n - 1);
+    const Expr one_fold = select(i < 0, below + slope * i, i >= n, above + slope * i, i);
+
+    const auto iabs = [](const Expr &e) { return Halide::cast<int32_t>(Halide::abs(e)); };
+    // Halide's % is Euclidean (never negative). reflect: r = i mod 2n folds to r for
+    // r < n and to 2n-1-r above, i.e. (2n-1 - |2r - (2n-1)|) / 2; mirror: period 2n-2
+    // (1 for n = 1), m = i mod period folds at n-1.
+    const Expr any_reflect = (two_n - 1 - iabs(2 * (i % two_n) - (two_n - 1))) / 2;
+    const Expr any_mirror = (n - 1) - iabs(i % Halide::max(two_n - 2, 1) - (n - 1));
+    const Expr any_wrap = i % n;
     const Expr nearest = Halide::clamp(i, 0, n - 1);
-    const Expr outside_rule = lazy_select(
-        rule == int(Boundary::reflect), reflect,
-        lazy_select(rule == int(Boundary::mirror), mirror,
-                    lazy_select(rule == int(Boundary::wrap), wrap, nearest)));
-    const Expr inside = i >= 0 && i < n;
-    return Halide::clamp(lazy_select(inside, i, outside_rule), 0, n - 1);
+    const Expr outside_rule =
+        lazy_select(reflect, any_reflect, lazy_select(mirror, any_mirror, lazy_select(wrap, any_wrap, nearest)));
+    const Expr any_fold = lazy_select(i >= 0 && i < n, i, outside_rule);
+    return Halide::clamp(lazy_select(near, one_fold, any_fold), 0, n - 1);
 }
 
-// The image extended to the whole plane by a boundary rule, without a padded copy.
-inline Halide::Func extend_by_rule(const Halide::Func &image, const Halide::Expr &x_min,
-                                   const Halide::Expr &width, const Halide::Expr &y_min,
-                                   const Halide::Expr &height, const Halide::Expr &rule,
-                                   const Halide::Expr &fill, const Halide::Var &x, const Halide::Var &y) {
+// Positions [lo, hi] of one axis that a call reads, relative to the image's first
+// sample, and whether they stay within one fold of an image n samples long.
+inline Halide::Expr within_one_fold(const Halide::Expr &lo, const Halide::Expr &hi, const Halide::Expr &n) {
+    return lo > -n && hi < 2 * n - 1;
+}
+
+// The image extended to the whole plane by a boundary rule, without a padded copy;
+// `near` as for remap_index, for both axes.
+inline Halide::Func extend_by_rule(const Halide::Func &image, const Halide::Expr &x_min, const Halide::Expr &width,
+                                   const Halide::Expr &y_min, const Halide::Expr &height, const Halide::Expr &rule,
+                                   const Halide::Expr &fill, const Halide::Expr &near, const Halide::Var &x,
+                                   const Halide::Var &y) {
     using Halide::Expr;
     Halide::Func padded{"padded"};
-    const Expr xr = remap_index(x - x_min, width, rule) + x_min;
-    const Expr yr = remap_index(y - y_min, height, rule) + y_min;
+    const Expr xr = remap_index(x - x_min, width, rule, near) + x_min;
+    const Expr yr = remap_index(y - y_min, height, rule, near) + y_min;
     const Expr outside = x < x_min || x >= x_min + width || y < y_min || y >= y_min + height;
     padded(x, y) = Halide::select(rule == int(Boundary::constant) && outside, fill, image(xr, yr));
     return padded;
@@ -90,9 +111,8 @@ inline Halide::Func extend_by_rule(const Halide::Func &image, const Halide::Expr
 
 // Kernel coefficient (i, j) counted from the kernel's first sample; flip = true turns
 // correlation into convolution.
-inline Halide::Expr kernel_tap(const Halide::Func &kernel, const Halide::Expr &k_min_x,
-                               const Halide::Expr &k_width, const Halide::Expr &k_min_y,
-                               const Halide::Expr &k_height, const Halide::Expr &flip,
+inline Halide::Expr kernel_tap(const Halide::Func &kernel, const Halide::Expr &k_min_x, const Halide::Expr &k_width,
+                               const Halide::Expr &k_min_y, const Halide::Expr &k_height, const Halide::Expr &flip,
                                const Halide::Expr &i, const Halide::Expr &j) {
     return kernel(k_min_x + Halide::select(flip, k_width - 1 - i, i),
                   k_min_y + Halide::select(flip, k_height - 1 - j, j));

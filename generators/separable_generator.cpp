@@ -34,14 +34,18 @@ public:
         // ALGORITHM
         Var x{"x"}, y{"y"};
         const Expr k_width = row_kernel.dim(0).extent(), k_height = col_kernel.dim(0).extent();
+        // Positions read, relative to the image's first sample (see remap_index).
+        const Expr near =
+            within_one_fold(output.dim(0).min() - offset_x - input.dim(0).min(),
+                            output.dim(0).max() + k_width - 1 - offset_x - input.dim(0).min(), input.dim(0).extent()) &&
+            within_one_fold(output.dim(1).min() - offset_y - input.dim(1).min(),
+                            output.dim(1).max() + k_height - 1 - offset_y - input.dim(1).min(), input.dim(1).extent());
         Func padded = extend_by_rule(input, input.dim(0).min(), input.dim(0).extent(), input.dim(1).min(),
-                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), x, y);
+                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), near, x, y);
         const auto acc = [&](const Expr &e) { return Halide::cast(types.accumulator, e); };
         RDom rr(0, k_width, "rr"), rc(0, k_height, "rc");
-        const Expr row_tap =
-            row_kernel(row_kernel.dim(0).min() + Halide::select(flip, k_width - 1 - rr, rr));
-        const Expr col_tap =
-            col_kernel(col_kernel.dim(0).min() + Halide::select(flip, k_height - 1 - rc, rc));
+        const Expr row_tap = row_kernel(row_kernel.dim(0).min() + Halide::select(flip, k_width - 1 - rr, rr));
+        const Expr col_tap = col_kernel(col_kernel.dim(0).min() + Halide::select(flip, k_height - 1 - rc, rc));
         Func rows{"rows"}, sum{"sum"};
         rows(x, y) = acc(0);
         rows(x, y) += acc(row_tap) * acc(padded(x + rr - offset_x, y));
@@ -50,15 +54,29 @@ public:
         output(x, y) = Halide::cast(types.output, sum(x, y));
 
         // SCHEDULE
-        sched::SeparableStages stages{output, sum, rows, padded, x, y, k_width, k_height,
-                                      types.storage, types.accumulator, get_target()};
+        sched::SeparableStages stages{.output = output,
+                                      .sum = sum,
+                                      .rows = rows,
+                                      .padded = padded,
+                                      .x = x,
+                                      .y = y,
+                                      .rr = rr,
+                                      .rc = rc,
+                                      .k_width = k_width,
+                                      .k_height = k_height,
+                                      .out_width = output.dim(0).extent(),
+                                      .out_height = output.dim(1).extent(),
+                                      .near_image = near,
+                                      .storage = types.storage,
+                                      .accumulator = types.accumulator,
+                                      .target = get_target()};
         switch (schedule) {
-        case sched::SeparableSchedule::cpu_separable:
-            sched::schedule_separable_cpu(stages);
-            break;
-        case sched::SeparableSchedule::gpu_separable:
-            sched::schedule_separable_gpu(stages);
-            break;
+            case sched::SeparableSchedule::cpu_separable:
+                sched::schedule_separable_cpu(stages);
+                break;
+            case sched::SeparableSchedule::gpu_separable:
+                sched::schedule_separable_gpu(stages);
+                break;
         }
     }
 };

@@ -7,9 +7,47 @@ namespace halconv::sched {
 using Halide::TailStrategy;
 using Halide::Var;
 
-Halide::Expr gpu_rows_per_thread(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height) {
-    const Halide::Expr rows_that_fit = gpu_shared_budget_bytes / staged_bytes_per_row;
-    return Halide::clamp((rows_that_fit - (k_height - 1)) / gpu_tile_height, 1, gpu_max_rows_per_thread);
+Halide::Expr gpu_tile_fits(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height, int rows) {
+    return (gpu_tile_height * rows + k_height - 1) * staged_bytes_per_row <= gpu_shared_budget_bytes;
+}
+
+void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, const GpuTileVars &v) {
+    // Register blocks (rows > 1) run only on outputs of at least one whole tile, so the
+    // last tile of each axis shifts inwards (recomputing a few outputs) instead of
+    // being clipped: clipping would put a guard around every unrolled row and keep
+    // the rows from sharing loads.
+    const TailStrategy tail = rows > 1 ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf;
+    stage.split(x, v.xb, v.xi, gpu_tile_width, tail)
+        .split(y, v.yb, v.yr, gpu_tile_height * rows, tail)
+        .split(v.yr, v.yi, v.yt, rows, tail)
+        .reorder(v.yt, v.xi, v.yi, v.xb, v.yb)
+        .gpu_blocks(v.xb, v.yb)
+        .gpu_threads(v.xi, v.yi)
+        .unroll(v.yt);
+}
+
+Halide::Expr gpu_whole_tile(const Halide::Expr &out_width, const Halide::Expr &out_height, int rows) {
+    return out_width >= gpu_tile_width && out_height >= gpu_tile_height * rows;
+}
+
+void gpu_spread_over_block(Halide::Stage stage, const Var &x, const Var &y, const std::optional<Halide::RVar> &taps) {
+    constexpr int threads = gpu_tile_width * gpu_tile_height;
+    Var xy{"xy"}, o{"o"}, i{"i"}, u{"u"}, t{"t"}, tx{"tx"}, ty{"ty"};
+    stage.fuse(x, y, xy)
+        .split(xy, o, i, threads * gpu_loads_in_flight, TailStrategy::GuardWithIf)
+        .split(i, u, t, threads)
+        .split(t, ty, tx, gpu_tile_width);
+    if (taps) {
+        stage.reorder(u, *taps, tx, ty, o);
+    } else {
+        stage.reorder(u, tx, ty, o);
+    }
+    stage.gpu_threads(tx, ty).unroll(u);
+}
+
+void gpu_stage_tile(Halide::Func f, const Var &x, const Var &y, const GpuTileVars &v) {
+    f.compute_at(v.block_level);
+    gpu_spread_over_block(f, x, y);
 }
 
 // Reference point: a plain serial loop nest, every tap reading the boundary rule.
@@ -31,7 +69,8 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
 }
 
 // One thread per output pixel, every tap read from global memory through the cache.
-// H100, 4096x4096 f32: see bench/results (K=3/15/31).
+// H100, 4096x4096 f32, reflect boundary, median of 20 (2026-11-22,
+// bench/results/h100/core-f32-4096.csv): K=3 0.559 ms, K=15 6.54 ms, K=31 25.3 ms.
 void schedule_conv2d_gpu_naive(Conv2dStages &s) {
     Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
     s.output.gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
@@ -39,24 +78,44 @@ void schedule_conv2d_gpu_naive(Conv2dStages &s) {
 }
 
 // Each block stages its tile plus apron in shared memory once (boundary rule applied
-// there), then every thread computes T outputs in one column of the tile (1xT tiling),
-// T chosen from the shared-memory budget at run time.
-// H100, 4096x4096 f32: see bench/results (K=3/15/31).
+// there); each thread then computes T consecutive outputs of one column in registers
+// (1xT tiling, seed 001 section 3.5.1), taps outermost so a kernel coefficient is loaded once
+// for T outputs. T = 4 where the staged tile fits the shared budget, else 1. Square
+// 3x3 and 5x5 kernels get their own code with the taps unrolled and T = 8: loads of
+// the same staged sample by neighbouring outputs fold into one.
+// H100, 4096x4096 f32, reflect boundary, median of 20 (2026-11-22,
+// bench/results/h100/core-f32-4096.csv): K=3 0.070 ms (63% of the 0.045 ms memory
+// floor), K=15 0.734 ms, K=31 2.80 ms. Large K is bound by shared-memory loads: one
+// per multiply-add in the run-time tap loop.
 void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
     const Halide::Expr row_bytes = (gpu_tile_width + s.k_width - 1) * s.storage.bytes();
-    const Halide::Expr rows_per_thread = gpu_rows_per_thread(row_bytes, s.k_height);
-    Var xb{"xb"}, yb{"yb"}, xi{"xi"}, yr{"yr"}, yt{"yt"}, yi{"yi"};
-    s.output.split(s.x, xb, xi, gpu_tile_width, TailStrategy::GuardWithIf)
-        .split(s.y, yb, yr, gpu_tile_height * rows_per_thread, TailStrategy::GuardWithIf)
-        .split(yr, yt, yi, gpu_tile_height, TailStrategy::GuardWithIf)
-        .reorder(yt, xi, yi, xb, yb)
-        .gpu_blocks(xb, yb)
-        .gpu_threads(xi, yi);
-    Var px{"px"}, py{"py"}, pxi{"pxi"}, pyi{"pyi"};
-    s.padded.compute_at(s.output, xb)
-        .tile(s.x, s.y, px, py, pxi, pyi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf)
-        .gpu_threads(pxi, pyi);
-    s.sum.compute_at(s.output, yt);
+    const GpuTileVars v(s.output);
+    const Halide::Expr fast = s.near_image;
+    for (const int k : {3, 5}) {
+        // near_image as it reads once the branch has substituted k: the simplifier
+        // matches the kernel's lazy fold test against this form only.
+        using Halide::Internal::substitute;
+        const Halide::Expr fast_k = substitute(s.k_height, k, substitute(s.k_width, k, fast));
+        gpu_tile_rows(s.output.specialize(fast_k && s.k_width == k && s.k_height == k &&
+                                          gpu_whole_tile(s.out_width, s.out_height, 8)),
+                      s.x, s.y, 8, v);
+    }
+    gpu_tile_rows(s.output.specialize(fast && gpu_tile_fits(row_bytes, s.k_height, 4) &&
+                                      gpu_whole_tile(s.out_width, s.out_height, 4)),
+                  s.x, s.y, 4, v);
+    gpu_tile_rows(s.output, s.x, s.y, 1, v);
+
+    gpu_stage_tile(s.padded, s.x, s.y, v);
+    s.sum.compute_at(v.thread_level)
+        .store_in(Halide::MemoryType::Register)
+        .bound_storage(s.x, 1)
+        .bound_storage(s.y, 8)
+        .unroll(s.x)
+        .unroll(s.y);
+    s.sum.update().reorder(s.x, s.y, s.r.x, s.r.y).unroll(s.x).unroll(s.y);
+    for (const int k : {3, 5}) {
+        s.sum.update().specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
+    }
 }
 
 }  // namespace halconv::sched

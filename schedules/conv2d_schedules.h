@@ -3,10 +3,11 @@
 // picks the function, so schedules swap without touching the algorithm.
 #pragma once
 
-#include "Halide.h"
-
 #include <map>
+#include <optional>
 #include <string>
+
+#include "Halide.h"
 
 namespace halconv::sched {
 
@@ -23,12 +24,14 @@ inline const std::map<std::string, Conv2dSchedule> conv2d_schedule_names = {
 
 // The stages of output(x, y) = sum_r kern(r) * padded(x + r.x - ox, y + r.y - oy).
 struct Conv2dStages {
-    Halide::Func output;   // the generator's output
-    Halide::Func sum;      // accumulation, pure definition 0 plus one update over r
-    Halide::Func padded;   // the image extended by the boundary rule
-    Halide::Var x, y;      // pure variables of all three
-    Halide::RDom r;        // kernel taps, extents k_width x k_height
+    Halide::Func output;  // the generator's output
+    Halide::Func sum;     // accumulation, pure definition 0 plus one update over r
+    Halide::Func padded;  // the image extended by the boundary rule
+    Halide::Var x, y;     // pure variables of all three
+    Halide::RDom r;       // kernel taps, extents k_width x k_height
     Halide::Expr k_width, k_height;
+    Halide::Expr out_width, out_height;  // extents of the output buffer
+    Halide::Expr near_image;             // every position read is within one fold of the image (remap_index)
     Halide::Type storage, accumulator;
     Halide::Target target;
 };
@@ -38,10 +41,40 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s);
 void schedule_conv2d_gpu_naive(Conv2dStages &s);
 void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s);
 
-// Rows of outputs each thread of a shared-memory tile computes (1xT tiling): the
-// largest T whose staged rows (gpu_tile_height * T + k_height - 1 of them, each
-// staged_bytes_per_row long) fit the budget (seed 001 eq. 6-8 with the tiles stacked
-// vertically), clamped to [1, gpu_max_rows_per_thread].
-Halide::Expr gpu_rows_per_thread(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height);
+// Loop names of the GPU tiling shared by the tiled schedules: blocks (xb, yb) of
+// gpu_tile_width x gpu_tile_height threads (xi, yi), each thread running yt over the
+// rows it computes. One set per output Func, so every specialization of that Func
+// has the same loop names and producers can be computed at them.
+struct GpuTileVars {
+    explicit GpuTileVars(const Halide::Func &output) : block_level(output, xb), thread_level(output, xi) {}
+    Halide::Var xb{"xb"}, yb{"yb"}, xi{"xi"}, yi{"yi"}, yr{"yr"}, yt{"yt"};
+    Halide::LoopLevel block_level, thread_level;
+};
+
+// Whether a tile of gpu_tile_height * rows output rows, with k_height - 1 apron rows
+// of staged_bytes_per_row each, fits gpu_shared_budget_bytes (seed 001 eq. 6-8 with
+// the tiles stacked vertically). src/validate.cpp's fits_shared_tile is the rows = 1
+// case the API checks before a launch.
+Halide::Expr gpu_tile_fits(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height, int rows);
+
+// Tiles `stage` over (x, y): blocks of threads, each thread computing `rows`
+// consecutive outputs of one column (unrolled), so vertical taps share loads. With
+// rows > 1 the stage must be specialized on gpu_whole_tile.
+void gpu_tile_rows(Halide::Stage stage, const Halide::Var &x, const Halide::Var &y, int rows, const GpuTileVars &v);
+
+// Whether the output covers at least one whole tile of `rows` rows per thread, the
+// condition for gpu_tile_rows with rows > 1.
+Halide::Expr gpu_whole_tile(const Halide::Expr &out_width, const Halide::Expr &out_height, int rows);
+
+// Spreads a stage computed per block over the block's threads, each thread taking
+// gpu_loads_in_flight samples at a time (unrolled, so it issues that many independent
+// loads before it needs one). An update's taps, if given, loop outside those samples.
+inline constexpr int gpu_loads_in_flight = 8;
+void gpu_spread_over_block(Halide::Stage stage, const Halide::Var &x, const Halide::Var &y,
+                           const std::optional<Halide::RVar> &taps = std::nullopt);
+
+// Computes f (a producer of the tiled output) per block, spread over the block's
+// threads; Halide puts block-level GPU allocations in shared memory.
+void gpu_stage_tile(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const GpuTileVars &v);
 
 }  // namespace halconv::sched

@@ -24,32 +24,34 @@ void schedule_separable_cpu(SeparableStages &s) {
 }
 
 // Per block: the input tile plus apron and the row-pass results both live in shared
-// memory, so the intermediate never goes to device memory; each thread then computes
-// T outputs of one column (1xT tiling, T from the shared-memory budget).
-// H100, 4096x4096 f32 Gaussian K=31: see bench/results.
+// memory, so the intermediate never goes to device memory. Staging and the row pass
+// give each thread gpu_loads_in_flight samples at a time, the column pass T consecutive outputs of one
+// column in registers (1xT tiling, T = 4 where it fits the shared budget and the image
+// is no narrower than the kernel, else 1); both run the taps outermost so a
+// coefficient is loaded once for several outputs.
+// H100, 4096x4096 f32 Gaussian K=31, reflect, median of 20 (2026-11-22,
+// bench/results/h100/core-f32-4096.csv): 0.633 ms. Nsight Compute: the L1/shared
+// pipe is 78% busy, DRAM 6%: the row pass accumulates in shared memory (a load and
+// a store per tap) and reads each sample once per tap.
 void schedule_separable_gpu(SeparableStages &s) {
     const Halide::Expr row_bytes =
         (gpu_tile_width + s.k_width - 1) * s.storage.bytes() + gpu_tile_width * s.accumulator.bytes();
-    const Halide::Expr rows_per_thread = gpu_rows_per_thread(row_bytes, s.k_height);
-    Var xb{"xb"}, yb{"yb"}, xi{"xi"}, yr{"yr"}, yt{"yt"}, yi{"yi"};
-    s.output.split(s.x, xb, xi, gpu_tile_width, TailStrategy::GuardWithIf)
-        .split(s.y, yb, yr, gpu_tile_height * rows_per_thread, TailStrategy::GuardWithIf)
-        .split(yr, yt, yi, gpu_tile_height, TailStrategy::GuardWithIf)
-        .reorder(yt, xi, yi, xb, yb)
-        .gpu_blocks(xb, yb)
-        .gpu_threads(xi, yi);
-    Var px{"px"}, py{"py"}, pxi{"pxi"}, pyi{"pyi"};
-    s.padded.compute_at(s.output, xb)
-        .tile(s.x, s.y, px, py, pxi, pyi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf)
-        .gpu_threads(pxi, pyi);
-    Var rx{"rx"}, ry{"ry"}, rxi{"rxi"}, ryi{"ryi"};
-    s.rows.compute_at(s.output, xb)
-        .tile(s.x, s.y, rx, ry, rxi, ryi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf)
-        .gpu_threads(rxi, ryi);
-    s.rows.update()
-        .tile(s.x, s.y, rx, ry, rxi, ryi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf)
-        .gpu_threads(rxi, ryi);
-    s.sum.compute_at(s.output, yt);
+    const GpuTileVars v(s.output);
+    gpu_tile_rows(s.output.specialize(s.near_image && gpu_tile_fits(row_bytes, s.k_height, 4) &&
+                                      gpu_whole_tile(s.out_width, s.out_height, 4)),
+                  s.x, s.y, 4, v);
+    gpu_tile_rows(s.output, s.x, s.y, 1, v);
+
+    gpu_stage_tile(s.padded, s.x, s.y, v);
+    gpu_stage_tile(s.rows, s.x, s.y, v);
+    gpu_spread_over_block(s.rows.update(), s.x, s.y, Halide::RVar(s.rr));
+    s.sum.compute_at(v.thread_level)
+        .store_in(Halide::MemoryType::Register)
+        .bound_storage(s.x, 1)
+        .bound_storage(s.y, 4)
+        .unroll(s.x)
+        .unroll(s.y);
+    s.sum.update().reorder(s.x, s.y, s.rc).unroll(s.x).unroll(s.y);
 }
 
 }  // namespace halconv::sched

@@ -1,10 +1,10 @@
 // Named schedules for the separable convolution (generators/separable_generator.cpp).
 #pragma once
 
-#include "Halide.h"
-
 #include <map>
 #include <string>
+
+#include "Halide.h"
 
 namespace halconv::sched {
 
@@ -23,7 +23,10 @@ struct SeparableStages {
     Halide::Func rows;    // row pass: pure 0 plus one update over rr
     Halide::Func padded;  // the image extended by the boundary rule
     Halide::Var x, y;
-    Halide::Expr k_width, k_height;  // row and column kernel lengths
+    Halide::RDom rr, rc;                 // row taps (extent k_width), column taps (k_height)
+    Halide::Expr k_width, k_height;      // row and column kernel lengths
+    Halide::Expr out_width, out_height;  // extents of the output buffer
+    Halide::Expr near_image;             // every position read is within one fold of the image (remap_index)
     Halide::Type storage, accumulator;
     Halide::Target target;
 };

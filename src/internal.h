@@ -58,7 +58,7 @@ double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, s
                        std::vector<double> *col);
 // Whether a GPU shared-memory tile with T = 1 fits the budget, for rows of
 // (gpu_tile_width + kw - 1) staged samples plus extra_bytes_per_row (the separable
-// row-pass results); mirrors gpu_rows_per_thread in schedules/conv2d_schedules.cpp.
+// row-pass results); the rows = 1 case of gpu_tile_fits in schedules/conv2d_schedules.h.
 bool fits_shared_tile(int kernel_width, int kernel_height, int storage_bytes, int extra_bytes_per_row);
 
 }  // namespace halconv::internal

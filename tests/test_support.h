@@ -2,15 +2,15 @@
 // poisoned outputs, and comparison against the float64 reference.
 #pragma once
 
-#include "halconv/float16.h"
-#include "halconv/halconv.h"
-#include "reference.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <string>
+
+#include "halconv/float16.h"
+#include "halconv/halconv.h"
+#include "reference.h"
 
 namespace halconv::test {
 
@@ -21,23 +21,23 @@ inline std::mt19937_64 &rng() {
 
 inline halide_type_t storage_type(Precision p) {
     switch (p) {
-    case Precision::f64:
-        return halide_type_of<double>();
-    case Precision::f32:
-        return halide_type_of<float>();
-    default:
-        return halide_type_t(halide_type_float, 16);
+        case Precision::f64:
+            return halide_type_of<double>();
+        case Precision::f32:
+            return halide_type_of<float>();
+        default:
+            return halide_type_t(halide_type_float, 16);
     }
 }
 
 inline halide_type_t output_type(Precision p) {
     switch (p) {
-    case Precision::f64:
-        return halide_type_of<double>();
-    case Precision::f16:
-        return halide_type_t(halide_type_float, 16);
-    default:
-        return halide_type_of<float>();
+        case Precision::f64:
+            return halide_type_of<double>();
+        case Precision::f16:
+            return halide_type_t(halide_type_float, 16);
+        default:
+            return halide_type_of<float>();
     }
 }
 
@@ -45,26 +45,26 @@ inline halide_type_t output_type(Precision p) {
 inline double load(const Halide::Runtime::Buffer<> &b, size_t i) {
     const uint8_t *p = b.raw_buffer()->host + i * b.type().bytes();
     switch (b.type().bits) {
-    case 64:
-        return *reinterpret_cast<const double *>(p);
-    case 32:
-        return *reinterpret_cast<const float *>(p);
-    default:
-        return double_from_float16_bits(*reinterpret_cast<const uint16_t *>(p));
+        case 64:
+            return *reinterpret_cast<const double *>(p);
+        case 32:
+            return *reinterpret_cast<const float *>(p);
+        default:
+            return double_from_float16_bits(*reinterpret_cast<const uint16_t *>(p));
     }
 }
 
 inline void store(Halide::Runtime::Buffer<> &b, size_t i, double v) {
     uint8_t *p = b.raw_buffer()->host + i * b.type().bytes();
     switch (b.type().bits) {
-    case 64:
-        *reinterpret_cast<double *>(p) = v;
-        break;
-    case 32:
-        *reinterpret_cast<float *>(p) = static_cast<float>(v);
-        break;
-    default:
-        *reinterpret_cast<uint16_t *>(p) = float16_bits_from_double(v);
+        case 64:
+            *reinterpret_cast<double *>(p) = v;
+            break;
+        case 32:
+            *reinterpret_cast<float *>(p) = static_cast<float>(v);
+            break;
+        default:
+            *reinterpret_cast<uint16_t *>(p) = float16_bits_from_double(v);
     }
 }
 
@@ -115,13 +115,13 @@ inline void poison(Halide::Runtime::Buffer<> &b) {
 // Unit roundoff of the arithmetic (f16f32 stores f16 but accumulates in f32).
 inline double unit_roundoff(Precision p) {
     switch (p) {
-    case Precision::f64:
-        return 0x1p-53;
-    case Precision::f32:
-    case Precision::f16f32:
-        return 0x1p-24;
-    default:
-        return 0x1p-11;
+        case Precision::f64:
+            return 0x1p-53;
+        case Precision::f32:
+        case Precision::f16f32:
+            return 0x1p-24;
+        default:
+            return 0x1p-11;
     }
 }
 
@@ -140,9 +140,13 @@ inline double output_roundoff(Precision p) {
 // whatever the summation order; we allow (n + 4) u, and one final rounding to the
 // output type. When a 2D kernel was factored for the separable path (factored),
 // each factor is rounded to the storage type: 3 storage roundoffs more per product.
+// A kernel that is rank-1 only within a tolerance also loses its residual
+// |k - r c| <= factor_error (a Frobenius norm) per tap, times sum |x| over the window
+// (window_abs_sum, required when factor_error > 0).
 // Any missed tap or misplaced sample is O(|k||x|), far above this.
 inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffer<> &out, const Reference &ref,
-                                                    Precision p, int taps, bool factored = false) {
+                                                    Precision p, int taps, bool factored = false,
+                                                    double factor_error = 0.0, const Image *window_abs_sum = nullptr) {
     if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
         return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
                                              << " != " << ref.value.width << "x" << ref.value.height;
@@ -157,19 +161,20 @@ inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffe
         const double got = load(out, i);
         const double want = ref.value.data[i];
         // Gradual underflow: each rounding may also lose half a subnormal step absolutely.
-        const double tol =
-            gamma * ref.magnitude.data[i] + output_roundoff(p) * std::fabs(want) + (n + 1) * underflow_step(p);
+        const double residual = factor_error > 0.0 ? factor_error * window_abs_sum->data[i] : 0.0;
+        const double tol = gamma * ref.magnitude.data[i] + residual + output_roundoff(p) * std::fabs(want) +
+                           (n + 1) * underflow_step(p);
         if (!(std::fabs(got - want) <= tol)) {
             if (bad++ == 0) {
                 const int x = static_cast<int>(i % ref.value.width), y = static_cast<int>(i / ref.value.width);
-                first = "(" + std::to_string(x) + "," + std::to_string(y) + "): got " + std::to_string(got) +
-                        " want " + std::to_string(want) + " tol " + std::to_string(tol);
+                first = "(" + std::to_string(x) + "," + std::to_string(y) + "): got " + std::to_string(got) + " want " +
+                        std::to_string(want) + " tol " + std::to_string(tol);
             }
         }
     }
     if (bad != 0) {
-        return ::testing::AssertionFailure() << bad << " of " << ref.value.data.size() << " samples off; first "
-                                             << first;
+        return ::testing::AssertionFailure()
+               << bad << " of " << ref.value.data.size() << " samples off; first " << first;
     }
     return ::testing::AssertionSuccess();
 }

@@ -56,7 +56,6 @@ namespace halconv {
 // the default 48 KB dynamic shared-memory limit; the rest is headroom).
 inline constexpr int gpu_tile_width = 32;
 inline constexpr int gpu_tile_height = 8;
-inline constexpr int gpu_max_rows_per_thread = 8;
 inline constexpr int gpu_shared_budget_bytes = 46 * 1024;
 // Smallest output extent per axis the autoscheduled pipelines are run on (see halconv.h).
 inline constexpr int autoscheduled_min_extent = 512;
