@@ -35,14 +35,8 @@ public:
         // ALGORITHM
         Var x{"x"}, y{"y"};
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
-        // Positions read, relative to the image's first sample (see remap_index).
-        const Expr near =
-            within_one_fold(output.dim(0).min() - offset_x - input.dim(0).min(),
-                            output.dim(0).max() + k_width - 1 - offset_x - input.dim(0).min(), input.dim(0).extent()) &&
-            within_one_fold(output.dim(1).min() - offset_y - input.dim(1).min(),
-                            output.dim(1).max() + k_height - 1 - offset_y - input.dim(1).min(), input.dim(1).extent());
-        Func padded = extend_by_rule(input, input.dim(0).min(), input.dim(0).extent(), input.dim(1).min(),
-                                     input.dim(1).extent(), boundary, Halide::cast(types.storage, fill), near, x, y);
+        const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
+        Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y);
         RDom r(0, k_width, 0, k_height, "r");
         const Expr tap =
             kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip, r.x, r.y);

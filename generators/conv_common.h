@@ -88,24 +88,35 @@ inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, co
     return Halide::clamp(lazy_select(near, one_fold, any_fold), 0, n - 1);
 }
 
-// Positions [lo, hi] of one axis that a call reads, relative to the image's first
-// sample, and whether they stay within one fold of an image n samples long.
-inline Halide::Expr within_one_fold(const Halide::Expr &lo, const Halide::Expr &hi, const Halide::Expr &n) {
-    return lo > -n && hi < 2 * n - 1;
+// Whether every position a call reads stays within one fold of the input (the
+// `near` of remap_index): on each axis [out_min - offset, out_max + k - 1 - offset],
+// relative to the input's first sample, lies in (-n, 2n - 1).
+template <typename In, typename Out>
+Halide::Expr reads_within_one_fold(const In &input, const Out &output, const Halide::Expr &k_width,
+                                   const Halide::Expr &k_height, const Halide::Expr &offset_x,
+                                   const Halide::Expr &offset_y) {
+    const auto axis = [&](int d, const Halide::Expr &k, const Halide::Expr &offset) {
+        const Halide::Expr n = input.dim(d).extent();
+        const Halide::Expr lo = output.dim(d).min() - offset - input.dim(d).min();
+        const Halide::Expr hi = output.dim(d).max() + k - 1 - offset - input.dim(d).min();
+        return lo > -n && hi < 2 * n - 1;
+    };
+    return axis(0, k_width, offset_x) && axis(1, k_height, offset_y);
 }
 
-// The image extended to the whole plane by a boundary rule, without a padded copy;
+// The input extended to the whole plane by a boundary rule, without a padded copy;
 // `near` as for remap_index, for both axes.
-inline Halide::Func extend_by_rule(const Halide::Func &image, const Halide::Expr &x_min, const Halide::Expr &width,
-                                   const Halide::Expr &y_min, const Halide::Expr &height, const Halide::Expr &rule,
-                                   const Halide::Expr &fill, const Halide::Expr &near, const Halide::Var &x,
-                                   const Halide::Var &y) {
+template <typename In>
+Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Halide::Expr &fill,
+                            const Halide::Expr &near, const Halide::Var &x, const Halide::Var &y) {
     using Halide::Expr;
+    const Expr x_min = input.dim(0).min(), width = input.dim(0).extent();
+    const Expr y_min = input.dim(1).min(), height = input.dim(1).extent();
     Halide::Func padded{"padded"};
     const Expr xr = remap_index(x - x_min, width, rule, near) + x_min;
     const Expr yr = remap_index(y - y_min, height, rule, near) + y_min;
     const Expr outside = x < x_min || x >= x_min + width || y < y_min || y >= y_min + height;
-    padded(x, y) = Halide::select(rule == int(Boundary::constant) && outside, fill, image(xr, yr));
+    padded(x, y) = Halide::select(rule == int(Boundary::constant) && outside, fill, input(xr, yr));
     return padded;
 }
 

@@ -50,6 +50,21 @@ void gpu_stage_tile(Halide::Func f, const Var &x, const Var &y, const GpuTileVar
     gpu_spread_over_block(f, x, y);
 }
 
+Halide::Stage gpu_sum_in_registers(Halide::Func sum, const Var &x, const Var &y,
+                                   const std::vector<Halide::VarOrRVar> &taps, int max_rows, const GpuTileVars &v) {
+    sum.compute_at(v.thread_level)
+        .store_in(Halide::MemoryType::Register)
+        .bound_storage(x, 1)
+        .bound_storage(y, max_rows)
+        .unroll(x)
+        .unroll(y);
+    std::vector<Halide::VarOrRVar> order{x, y};
+    order.insert(order.end(), taps.begin(), taps.end());
+    Halide::Stage update = sum.update();
+    update.reorder(order).unroll(x).unroll(y);
+    return update;
+}
+
 // Reference point: a plain serial loop nest, every tap reading the boundary rule.
 void schedule_conv2d_cpu_naive(Conv2dStages &s) {
     s.sum.compute_at(s.output, s.x);
@@ -79,10 +94,10 @@ void schedule_conv2d_gpu_naive(Conv2dStages &s) {
 
 // Each block stages its tile plus apron in shared memory once (boundary rule applied
 // there); each thread then computes T consecutive outputs of one column in registers
-// (1xT tiling, seed 001 section 3.5.1), taps outermost so a kernel coefficient is loaded once
-// for T outputs. T = 4 where the staged tile fits the shared budget, else 1. Square
-// 3x3 and 5x5 kernels get their own code with the taps unrolled and T = 8: loads of
-// the same staged sample by neighbouring outputs fold into one.
+// (1xT tiling, seed 001 section 3.5.1), taps outermost so a kernel coefficient is
+// loaded once for T outputs. T = 4 where the staged tile fits the shared budget, else
+// 1. Square 3x3 and 5x5 kernels get their own code with the taps unrolled and T = 8:
+// loads of the same staged sample by neighbouring outputs fold into one.
 // H100, 4096x4096 f32, reflect boundary, median of 20 (2026-11-22,
 // bench/results/h100/core-f32-4096.csv): K=3 0.070 ms (63% of the 0.045 ms memory
 // floor), K=15 0.734 ms, K=31 2.80 ms. Large K is bound by shared-memory loads: one
@@ -91,30 +106,25 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
     const Halide::Expr row_bytes = (gpu_tile_width + s.k_width - 1) * s.storage.bytes();
     const GpuTileVars v(s.output);
     const Halide::Expr fast = s.near_image;
+    constexpr int rows_unrolled = gpu_rows_per_thread_unrolled;
     for (const int k : {3, 5}) {
         // near_image as it reads once the branch has substituted k: the simplifier
         // matches the kernel's lazy fold test against this form only.
         using Halide::Internal::substitute;
         const Halide::Expr fast_k = substitute(s.k_height, k, substitute(s.k_width, k, fast));
         gpu_tile_rows(s.output.specialize(fast_k && s.k_width == k && s.k_height == k &&
-                                          gpu_whole_tile(s.out_width, s.out_height, 8)),
-                      s.x, s.y, 8, v);
+                                          gpu_whole_tile(s.out_width, s.out_height, rows_unrolled)),
+                      s.x, s.y, rows_unrolled, v);
     }
-    gpu_tile_rows(s.output.specialize(fast && gpu_tile_fits(row_bytes, s.k_height, 4) &&
-                                      gpu_whole_tile(s.out_width, s.out_height, 4)),
-                  s.x, s.y, 4, v);
+    gpu_tile_rows(s.output.specialize(fast && gpu_tile_fits(row_bytes, s.k_height, gpu_rows_per_thread) &&
+                                      gpu_whole_tile(s.out_width, s.out_height, gpu_rows_per_thread)),
+                  s.x, s.y, gpu_rows_per_thread, v);
     gpu_tile_rows(s.output, s.x, s.y, 1, v);
 
     gpu_stage_tile(s.padded, s.x, s.y, v);
-    s.sum.compute_at(v.thread_level)
-        .store_in(Halide::MemoryType::Register)
-        .bound_storage(s.x, 1)
-        .bound_storage(s.y, 8)
-        .unroll(s.x)
-        .unroll(s.y);
-    s.sum.update().reorder(s.x, s.y, s.r.x, s.r.y).unroll(s.x).unroll(s.y);
+    Halide::Stage taps = gpu_sum_in_registers(s.sum, s.x, s.y, {s.r.x, s.r.y}, rows_unrolled, v);
     for (const int k : {3, 5}) {
-        s.sum.update().specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
+        taps.specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
     }
 }
 

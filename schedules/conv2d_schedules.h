@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "Halide.h"
 
@@ -65,6 +66,17 @@ void gpu_tile_rows(Halide::Stage stage, const Halide::Var &x, const Halide::Var 
 // Whether the output covers at least one whole tile of `rows` rows per thread, the
 // condition for gpu_tile_rows with rows > 1.
 Halide::Expr gpu_whole_tile(const Halide::Expr &out_width, const Halide::Expr &out_height, int rows);
+
+// Output rows each thread of a register-blocked tile computes: in general, and where
+// the taps are unrolled (square 3x3 and 5x5 kernels).
+inline constexpr int gpu_rows_per_thread = 4;
+inline constexpr int gpu_rows_per_thread_unrolled = 8;
+
+// Computes `sum` (pure 0 plus one update over `taps`) per thread of the tiled output,
+// in registers holding up to max_rows rows, taps outermost so each coefficient is
+// loaded once for all rows. Returns the update stage for further specialization.
+Halide::Stage gpu_sum_in_registers(Halide::Func sum, const Halide::Var &x, const Halide::Var &y,
+                                   const std::vector<Halide::VarOrRVar> &taps, int max_rows, const GpuTileVars &v);
 
 // Spreads a stage computed per block over the block's threads, each thread taking
 // gpu_loads_in_flight samples at a time (unrolled, so it issues that many independent

@@ -25,10 +25,10 @@ void schedule_separable_cpu(SeparableStages &s) {
 
 // Per block: the input tile plus apron and the row-pass results both live in shared
 // memory, so the intermediate never goes to device memory. Staging and the row pass
-// give each thread gpu_loads_in_flight samples at a time, the column pass T consecutive outputs of one
-// column in registers (1xT tiling, T = 4 where it fits the shared budget and the image
-// is no narrower than the kernel, else 1); both run the taps outermost so a
-// coefficient is loaded once for several outputs.
+// give each thread gpu_loads_in_flight samples at a time, the column pass T
+// consecutive outputs of one column in registers (1xT tiling, T = 4 where it fits the
+// shared budget and the reads stay within one fold of the image, else 1); both run
+// the taps outermost so a coefficient is loaded once for several outputs.
 // H100, 4096x4096 f32 Gaussian K=31, reflect, median of 20 (2026-11-22,
 // bench/results/h100/core-f32-4096.csv): 0.633 ms. Nsight Compute: the L1/shared
 // pipe is 78% busy, DRAM 6%: the row pass accumulates in shared memory (a load and
@@ -37,21 +37,15 @@ void schedule_separable_gpu(SeparableStages &s) {
     const Halide::Expr row_bytes =
         (gpu_tile_width + s.k_width - 1) * s.storage.bytes() + gpu_tile_width * s.accumulator.bytes();
     const GpuTileVars v(s.output);
-    gpu_tile_rows(s.output.specialize(s.near_image && gpu_tile_fits(row_bytes, s.k_height, 4) &&
-                                      gpu_whole_tile(s.out_width, s.out_height, 4)),
-                  s.x, s.y, 4, v);
+    gpu_tile_rows(s.output.specialize(s.near_image && gpu_tile_fits(row_bytes, s.k_height, gpu_rows_per_thread) &&
+                                      gpu_whole_tile(s.out_width, s.out_height, gpu_rows_per_thread)),
+                  s.x, s.y, gpu_rows_per_thread, v);
     gpu_tile_rows(s.output, s.x, s.y, 1, v);
 
     gpu_stage_tile(s.padded, s.x, s.y, v);
     gpu_stage_tile(s.rows, s.x, s.y, v);
     gpu_spread_over_block(s.rows.update(), s.x, s.y, Halide::RVar(s.rr));
-    s.sum.compute_at(v.thread_level)
-        .store_in(Halide::MemoryType::Register)
-        .bound_storage(s.x, 1)
-        .bound_storage(s.y, 4)
-        .unroll(s.x)
-        .unroll(s.y);
-    s.sum.update().reorder(s.x, s.y, s.rc).unroll(s.x).unroll(s.y);
+    gpu_sum_in_registers(s.sum, s.x, s.y, {s.rc}, gpu_rows_per_thread, v);
 }
 
 }  // namespace halconv::sched
