@@ -4,7 +4,10 @@
 //
 //   halconv_bench [--sizes 4096] [--kernels 3,15,31] [--precision f32]
 //                 [--algorithms naive,shared_tiled,autoscheduled] [--gaussian 31]
-//                 [--reps 20] [--csv FILE]
+//                 [--reps 20] [--csv FILE] [--mode same|valid|full]
+// Algorithms: naive, shared_tiled, autoscheduled, im2tensor, im2tensor_fused,
+// im2tensor_atomic, diagonal_unroll (m16n16k16), diagonal_unroll_m32n8k16. Useful
+// TFLOP/s counts 2 (H-K+1)(W-K+1) K^2 whatever the mode (seed 000's valid convolution).
 #include "../src/internal.h"
 #include "gpu_delay.h"
 #include "halconv/float16.h"
@@ -65,13 +68,34 @@ Precision precision_of(const std::string &s) {
     throw halconv::Error("unknown precision " + s);
 }
 
-Algorithm algorithm_of(const std::string &s) {
-    for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled, Algorithm::separable, Algorithm::autoscheduled}) {
+struct AlgorithmChoice {
+    Algorithm algorithm;
+    halconv::TensorCoreShape shape;
+};
+
+// Algorithm names as halconv::to_string writes them; diagonal_unroll takes the
+// m16n16k16 layout, diagonal_unroll_m32n8k16 the other.
+AlgorithmChoice algorithm_of(const std::string &s) {
+    if (s == "diagonal_unroll_m32n8k16") {
+        return {Algorithm::diagonal_unroll, halconv::TensorCoreShape::m32n8k16};
+    }
+    for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled, Algorithm::separable, Algorithm::autoscheduled,
+                        Algorithm::im2tensor, Algorithm::im2tensor_fused, Algorithm::im2tensor_atomic,
+                        Algorithm::diagonal_unroll}) {
         if (s == halconv::to_string(a)) {
-            return a;
+            return {a, halconv::TensorCoreShape::m16n16k16};
         }
     }
     throw halconv::Error("unknown algorithm " + s);
+}
+
+halconv::Mode mode_of(const std::string &s) {
+    for (halconv::Mode m : {halconv::Mode::valid, halconv::Mode::same, halconv::Mode::full}) {
+        if (s == halconv::to_string(m)) {
+            return m;
+        }
+    }
+    throw halconv::Error("unknown mode " + s);
 }
 
 struct Timing {
@@ -137,7 +161,7 @@ Halide::Runtime::Buffer<> device_random(halide_type_t type, int w, int h, std::m
 int main(int argc, char **argv) {
     std::vector<int> sizes{4096}, kernels{3, 15, 31};
     std::vector<std::string> algorithms{"naive", "shared_tiled", "autoscheduled"};
-    std::string precision_name = "f32", csv_path;
+    std::string precision_name = "f32", csv_path, mode_name = "same";
     int gaussian_k = 31, reps = 20;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
@@ -153,6 +177,8 @@ int main(int argc, char **argv) {
             gaussian_k = std::stoi(v);
         } else if (a == "--reps") {
             reps = std::max(20, std::stoi(v));
+        } else if (a == "--mode") {
+            mode_name = v;
         } else if (a == "--csv") {
             csv_path = v;
         } else {
@@ -165,6 +191,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     const Precision precision = precision_of(precision_name);
+    const halconv::Mode mode = mode_of(mode_name);
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, 0), "properties");
     cudaStream_t stream = nullptr;
@@ -186,7 +213,7 @@ int main(int argc, char **argv) {
     std::ofstream csv;
     if (!csv_path.empty()) {
         csv.open(csv_path);
-        csv << "device,algorithm,precision,width,height,K,median_ms,min_ms,max_ms,useful_tflops,memory_floor_ms,"
+        csv << "device,algorithm,precision,mode,width,height,K,median_ms,min_ms,max_ms,useful_tflops,memory_floor_ms,"
                "fraction_of_memory_floor\n";
     }
     std::mt19937_64 rng(20261122);
@@ -195,15 +222,16 @@ int main(int argc, char **argv) {
     std::printf("%-16s %-7s %6s %4s %10s %10s %9s %8s\n", "algorithm", "prec", "size", "K", "median_ms", "floor_ms",
                 "TFLOP/s", "floor%");
 
-    auto report = [&](const std::string &name, int size, int k, const Timing &t) {
-        const double out_px = double(size) * size;  // same mode
+    auto report = [&](const std::string &name, int size, int k, halconv::Mode m, const Timing &t) {
+        const halconv::Extent2d e = halconv::output_extent({size, size}, {k, k}, m);
+        const double out_px = double(e.width) * e.height;
         const double bytes = out_px * types.storage.bytes() + out_px * types.output.bytes();
         const double floor_ms = bytes / bandwidth * 1e3;
         const double useful = 2.0 * double(size - k + 1) * double(size - k + 1) * k * k / (t.median_ms * 1e-3) / 1e12;
         std::printf("%-16s %-7s %6d %4d %10.4f %10.4f %9.2f %7.0f%%\n", name.c_str(), precision_name.c_str(), size, k,
                     t.median_ms, floor_ms, useful, 100.0 * floor_ms / t.median_ms);
         if (csv.is_open()) {
-            csv << prop.name << "," << name << "," << precision_name << "," << size << "," << size << "," << k << ","
+            csv << prop.name << "," << name << "," << precision_name << "," << halconv::to_string(m) << "," << size << "," << size << "," << k << ","
                 << t.median_ms << "," << t.min_ms << "," << t.max_ms << "," << useful << "," << floor_ms << ","
                 << floor_ms / t.median_ms << "\n";
         }
@@ -211,20 +239,25 @@ int main(int argc, char **argv) {
 
     for (int size : sizes) {
         Halide::Runtime::Buffer<> input = device_random(types.storage, size, size, rng);
-        Halide::Runtime::Buffer<> output(types.output, size, size);
         for (int k : kernels) {
             Halide::Runtime::Buffer<> kernel = device_random(types.storage, k, k, rng);
+            const halconv::Extent2d extent = halconv::output_extent({size, size}, {k, k}, mode);
+            Halide::Runtime::Buffer<> output(types.output, extent.width, extent.height);
+            check_cuda(output.device_malloc(halide_cuda_device_interface()) == 0 ? cudaSuccess : cudaErrorMemoryAllocation,
+                       "output allocation");
             for (const std::string &name : algorithms) {
                 halconv::Options o;
-                o.algorithm = algorithm_of(name);
+                const AlgorithmChoice choice = algorithm_of(name);
+                o.algorithm = choice.algorithm;
+                o.tensor_core_shape = choice.shape;
                 o.precision = precision;
-                o.mode = halconv::Mode::same;
+                o.mode = mode;
                 o.boundary = halconv::Boundary::reflect;
                 o.device = halconv::Device::cuda;
                 o.stream = stream;
                 try {
                     const Timing t = time_on_stream(stream, reps, [&] { halconv::correlate2d(input, kernel, output, o); });
-                    report(name, size, k, t);
+                    report(name, size, k, mode, t);
                 } catch (const halconv::Error &e) {
                     std::printf("%-16s %-7s %6d %4d  skipped: %s\n", name.c_str(), precision_name.c_str(), size, k,
                                 e.what());
@@ -247,6 +280,7 @@ int main(int argc, char **argv) {
             }
             taps.set_host_dirty();
             taps.copy_to_device(halide_cuda_device_interface());
+            Halide::Runtime::Buffer<> output(types.output, size, size);
             halconv::Options o;
             o.precision = precision;
             o.boundary = halconv::Boundary::reflect;
@@ -254,7 +288,7 @@ int main(int argc, char **argv) {
             o.stream = stream;
             const Timing t =
                 time_on_stream(stream, reps, [&] { halconv::separable_correlate2d(input, taps, taps, output, o); });
-            report("separable_gauss", size, k, t);
+            report("separable_gauss", size, k, halconv::Mode::same, t);
         }
     }
     cudaStreamDestroy(stream);

@@ -30,7 +30,8 @@ set(HALCONV_HALIDE_RUNTIME_HEADERS
 
 add_halide_generator(halconv_generators
     SOURCES generators/conv2d_generator.cpp generators/separable_generator.cpp
-            schedules/conv2d_schedules.cpp schedules/separable_schedules.cpp)
+            generators/tensor_core_generator.cpp
+            schedules/conv2d_schedules.cpp schedules/separable_schedules.cpp schedules/tensor_core_schedules.cpp)
 target_include_directories(halconv_generators PRIVATE generators schedules include)
 halconv_warnings(halconv_generators)
 
@@ -96,6 +97,38 @@ foreach (p IN ITEMS f64 f32 f16 f16f32)
         PARAMS autoscheduler.parallelism=132)
     halconv_add_pipeline(separable ${p} cpu_separable)
     halconv_add_pipeline(separable ${p} gpu_separable)
+endforeach ()
+
+# Tensor-core pipelines: the extern stages of runtime_kernels/, f16 operands only.
+# halconv_tensor_core_<variant>_<precision>[_valid]; the valid form takes the image as
+# it is, the other builds the boundary/mode stage in Halide first.
+function(halconv_add_tensor_core_pipeline variant precision form)
+    set(name halconv_tensor_core_${variant}_${precision})
+    set(generator halconv_tensor_core)
+    if (form STREQUAL "valid")
+        set(name ${name}_valid)
+        set(generator halconv_tensor_core_valid)
+    endif ()
+    if (precision STREQUAL "f16")
+        set(out float16)
+    else ()
+        set(out float32)
+    endif ()
+    add_halide_library(${name} FROM halconv_generators
+        GENERATOR ${generator}
+        TARGETS ${HALCONV_CUDA_TARGET}
+        USE_RUNTIME halconv_runtime
+        PARAMS precision=${precision} variant=${variant} output.type=${out})
+    get_target_property(objects ${name} SOURCES)
+    set(HALCONV_HALIDE_LIBRARIES ${HALCONV_HALIDE_LIBRARIES} ${name} PARENT_SCOPE)
+    set(HALCONV_HALIDE_OBJECTS ${HALCONV_HALIDE_OBJECTS} ${objects} PARENT_SCOPE)
+endfunction()
+
+foreach (p IN ITEMS f16 f16f32)
+    foreach (v IN ITEMS im2tensor im2tensor_fused im2tensor_atomic dki_m16n16k16 dki_m32n8k16)
+        halconv_add_tensor_core_pipeline(${v} ${p} padded)
+        halconv_add_tensor_core_pipeline(${v} ${p} valid)
+    endforeach ()
 endforeach ()
 
 get_target_property(_rt_sources halconv_runtime SOURCES)

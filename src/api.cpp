@@ -68,8 +68,31 @@ const char *to_string(Algorithm algorithm) {
         return "separable";
     case Algorithm::autoscheduled:
         return "autoscheduled";
+    case Algorithm::im2tensor:
+        return "im2tensor";
+    case Algorithm::im2tensor_fused:
+        return "im2tensor_fused";
+    case Algorithm::im2tensor_atomic:
+        return "im2tensor_atomic";
+    case Algorithm::diagonal_unroll:
+        return "diagonal_unroll";
     }
     return "?";
+}
+
+const char *to_string(TensorCoreShape shape) {
+    switch (shape) {
+    case TensorCoreShape::m16n16k16:
+        return "m16n16k16";
+    case TensorCoreShape::m32n8k16:
+        return "m32n8k16";
+    }
+    return "?";
+}
+
+bool uses_tensor_cores(Algorithm algorithm) {
+    return algorithm == Algorithm::im2tensor || algorithm == Algorithm::im2tensor_fused ||
+           algorithm == Algorithm::im2tensor_atomic || algorithm == Algorithm::diagonal_unroll;
 }
 
 const char *to_string(Device device) {
@@ -97,9 +120,14 @@ void check_options(const Options &o) {
     if (static_cast<uint32_t>(o.precision) > 3) {
         throw Error("unknown precision " + std::to_string(int(o.precision)) + "; allowed: f64, f32, f16, f16f32");
     }
-    if (static_cast<uint32_t>(o.algorithm) > 4) {
+    if (static_cast<uint32_t>(o.algorithm) > 8) {
         throw Error("unknown algorithm " + std::to_string(int(o.algorithm)) +
-                    "; allowed: auto, naive, shared_tiled, separable, autoscheduled");
+                    "; allowed: auto, naive, shared_tiled, separable, autoscheduled, im2tensor, im2tensor_fused, "
+                    "im2tensor_atomic, diagonal_unroll");
+    }
+    if (static_cast<uint32_t>(o.tensor_core_shape) > 1) {
+        throw Error("unknown tensor-core shape " + std::to_string(int(o.tensor_core_shape)) +
+                    "; allowed: m16n16k16, m32n8k16");
     }
     if (static_cast<uint32_t>(o.device) > 2) {
         throw Error("unknown device " + std::to_string(int(o.device)) + "; allowed: auto, cpu, cuda");
@@ -291,6 +319,73 @@ void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input
     }
 }
 
+internal::TensorCoreVariant tensor_core_variant(const Options &o) {
+    switch (o.algorithm) {
+    case Algorithm::im2tensor:
+        return internal::TensorCoreVariant::im2tensor;
+    case Algorithm::im2tensor_atomic:
+        return internal::TensorCoreVariant::im2tensor_atomic;
+    case Algorithm::diagonal_unroll:
+        return o.tensor_core_shape == TensorCoreShape::m32n8k16 ? internal::TensorCoreVariant::dki_m32n8k16
+                                                                 : internal::TensorCoreVariant::dki_m16n16k16;
+    default:
+        return internal::TensorCoreVariant::im2tensor_fused;
+    }
+}
+
+// Checks the tensor-core algorithms' limits before anything runs.
+void check_tensor_core_request(const Options &o, int kw, int kh) {
+    const char *name = to_string(o.algorithm);
+    if (o.precision != Precision::f16 && o.precision != Precision::f16f32) {
+        throw Error(std::string("algorithm ") + name + " runs on tensor cores, which take float16 operands: "
+                    "precision must be f16 or f16f32, not " + to_string(o.precision) +
+                    " (convert the image and kernel to float16, or use naive, shared_tiled or autoscheduled)");
+    }
+    if (o.device == Device::cpu) {
+        throw Error(std::string("algorithm ") + name +
+                    " runs on CUDA tensor cores only; use device cuda (or auto), or naive, shared_tiled, separable "
+                    "or autoscheduled on the CPU");
+    }
+    if (!cuda_available()) {
+        throw Error(std::string("algorithm ") + name +
+                    " needs a CUDA device (tensor cores) and none is usable here; use naive, shared_tiled, "
+                    "separable or autoscheduled on the CPU");
+    }
+    if (kw > tensor_core_max_kernel || kh > tensor_core_max_kernel) {
+        throw Error(std::string("kernel ") + shape_text(kw, kh) + " is too large for algorithm " + name +
+                    "; the tensor-core kernels take up to " + std::to_string(tensor_core_max_kernel) + " x " +
+                    std::to_string(tensor_core_max_kernel) + " (use naive, or shared_tiled / autoscheduled)");
+    }
+}
+
+Dispatch run_tensor_core(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &o,
+                         bool flip, Offsets off) {
+    const internal::TensorCoreVariant variant = tensor_core_variant(o);
+    internal::install_runtime_hooks();
+    prepare_gpu({input, kernel}, output);
+    internal::StreamScope scope(o.stream);
+    if (o.mode == Mode::valid) {
+        // The extern stage reads the image from the output's min: give the output the
+        // image's mins (a shallow copy; the caller's buffer keeps its own).
+        halide_buffer_t placed = *output;
+        std::vector<halide_dimension_t> dims(output->dim, output->dim + output->dimensions);
+        dims[0].min = input->dim[0].min;
+        dims[1].min = input->dim[1].min;
+        placed.dim = dims.data();
+        const int result = internal::tensor_core_valid_pipeline(o.precision, variant)(input, kernel, flip, &placed);
+        // The pipeline may have given the output its device allocation and dirty bits.
+        output->device = placed.device;
+        output->device_interface = placed.device_interface;
+        output->flags = placed.flags;
+        check_call(result, "tensor-core pipeline");
+    } else {
+        check_call(internal::tensor_core_pipeline(o.precision, variant)(input, kernel, static_cast<int32_t>(o.boundary),
+                                                                        o.fill_value, off.x, off.y, flip, output),
+                   "tensor-core pipeline");
+    }
+    return {Device::cuda, o.algorithm};
+}
+
 }  // namespace
 
 Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode) {
@@ -342,6 +437,10 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
     const Extent2d expected = output_extent({input->dim[0].extent, input->dim[1].extent}, {kw, kh}, o.mode);
     check_output(output, expected, t.output, o.precision);
     const Halide::Runtime::Buffer<double> values = internal::finite_host_values(kernel, "kernel");
+    if (uses_tensor_cores(o.algorithm)) {
+        check_tensor_core_request(o, kw, kh);
+        return run_tensor_core(input, kernel, output, o, flip, pipeline_offsets(input, output, kw, kh, o, flip));
+    }
     const Device device = resolve_device(o.device);
     const bool gpu = device == Device::cuda;
 

@@ -38,6 +38,12 @@ using Conv2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, 
 using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t,
                             int32_t, bool, halide_buffer_t *);
 Conv2dFn conv2d_pipeline(Precision precision, Conv2dVariant variant);
+// Tensor-core pipelines (f16 and f16f32 only): the boundary/mode form has conv2d's
+// signature; the valid form takes the image as it is.
+enum class TensorCoreVariant { im2tensor, im2tensor_fused, im2tensor_atomic, dki_m16n16k16, dki_m32n8k16 };
+using TensorCoreValidFn = int (*)(halide_buffer_t *, halide_buffer_t *, bool, halide_buffer_t *);
+Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant);
+TensorCoreValidFn tensor_core_valid_pipeline(Precision precision, TensorCoreVariant variant);
 SeparableFn separable_pipeline(Precision precision, SeparableVariant variant);
 
 // ---- Validation (validate.cpp) ----

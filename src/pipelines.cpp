@@ -34,6 +34,26 @@
 #include "halconv_separable_f32_gpu_separable.h"
 #include "halconv_separable_f64_cpu_separable.h"
 #include "halconv_separable_f64_gpu_separable.h"
+#include "halconv_tensor_core_im2tensor_f16.h"
+#include "halconv_tensor_core_im2tensor_f16_valid.h"
+#include "halconv_tensor_core_im2tensor_fused_f16.h"
+#include "halconv_tensor_core_im2tensor_fused_f16_valid.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16_valid.h"
+#include "halconv_tensor_core_dki_m16n16k16_f16.h"
+#include "halconv_tensor_core_dki_m16n16k16_f16_valid.h"
+#include "halconv_tensor_core_dki_m32n8k16_f16.h"
+#include "halconv_tensor_core_dki_m32n8k16_f16_valid.h"
+#include "halconv_tensor_core_im2tensor_f16f32.h"
+#include "halconv_tensor_core_im2tensor_f16f32_valid.h"
+#include "halconv_tensor_core_im2tensor_fused_f16f32.h"
+#include "halconv_tensor_core_im2tensor_fused_f16f32_valid.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16f32.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16f32_valid.h"
+#include "halconv_tensor_core_dki_m16n16k16_f16f32.h"
+#include "halconv_tensor_core_dki_m16n16k16_f16f32_valid.h"
+#include "halconv_tensor_core_dki_m32n8k16_f16f32.h"
+#include "halconv_tensor_core_dki_m32n8k16_f16f32_valid.h"
 
 namespace halconv::internal {
 
@@ -50,7 +70,32 @@ constexpr Conv2dFn conv2d_table[4][6] = {HALCONV_CONV2D_ROW(f64), HALCONV_CONV2D
 constexpr SeparableFn separable_table[4][2] = {HALCONV_SEPARABLE_ROW(f64), HALCONV_SEPARABLE_ROW(f32),
                                                HALCONV_SEPARABLE_ROW(f16), HALCONV_SEPARABLE_ROW(f16f32)};
 
+#define HALCONV_TENSOR_CORE_ROW(p, form)                                                                         \
+    {halconv_tensor_core_im2tensor_##p##form, halconv_tensor_core_im2tensor_fused_##p##form,                        \
+     halconv_tensor_core_im2tensor_atomic_##p##form, halconv_tensor_core_dki_m16n16k16_##p##form,                  \
+     halconv_tensor_core_dki_m32n8k16_##p##form}
+
+// Rows: f16, f16f32; columns in TensorCoreVariant order.
+constexpr Conv2dFn tensor_core_table[2][5] = {HALCONV_TENSOR_CORE_ROW(f16, ), HALCONV_TENSOR_CORE_ROW(f16f32, )};
+constexpr TensorCoreValidFn tensor_core_valid_table[2][5] = {HALCONV_TENSOR_CORE_ROW(f16, _valid),
+                                                             HALCONV_TENSOR_CORE_ROW(f16f32, _valid)};
+
+int tensor_core_row(Precision precision) {
+    if (precision != Precision::f16 && precision != Precision::f16f32) {
+        throw Error("tensor-core pipelines exist for precisions f16 and f16f32 only");
+    }
+    return precision == Precision::f16 ? 0 : 1;
+}
+
 }  // namespace
+
+Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant) {
+    return tensor_core_table[tensor_core_row(precision)][static_cast<int>(variant)];
+}
+
+TensorCoreValidFn tensor_core_valid_pipeline(Precision precision, TensorCoreVariant variant) {
+    return tensor_core_valid_table[tensor_core_row(precision)][static_cast<int>(variant)];
+}
 
 Conv2dFn conv2d_pipeline(Precision precision, Conv2dVariant variant) {
     return conv2d_table[static_cast<int>(precision)][static_cast<int>(variant)];

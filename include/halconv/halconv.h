@@ -20,6 +20,13 @@
 // image; their tiles assume outputs at least that large, so smaller outputs are
 // computed into a scratch of autoscheduled_min_extent per axis and cropped.
 //
+// Tensor-core algorithms (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll)
+// run on a CUDA device only, with float16 image and kernel (precision f16 or f16f32;
+// f32 and f64 are refused: convert the data to float16 to use them) and kernels up to
+// tensor_core_max_kernel per axis. They accumulate in float32 whatever the precision;
+// f16 then means a float16 result. Every mode and boundary is supported (same and full
+// build the extended image on the GPU first, an image-sized temporary).
+//
 // Element types per precision (halconv::Precision):
 //   f64: float64 image, kernel and output       f32: float32 everywhere
 //   f16: float16 everywhere (f16 arithmetic)    f16f32: float16 image and kernel, float32 output
@@ -50,6 +57,7 @@ struct Options {
     double fill_value = 0.0;  // every out-of-image sample under Boundary::constant, rounded to the image's type
     Device device = Device::automatic;
     void *stream = nullptr;  // cudaStream_t / CUstream for device work; nullptr = the default stream
+    TensorCoreShape tensor_core_shape = TensorCoreShape::m16n16k16;  // Algorithm::diagonal_unroll only
 };
 
 // Output extents (width, height) of a given mode.
@@ -151,5 +159,8 @@ const char *to_string(Boundary boundary);
 const char *to_string(Precision precision);
 const char *to_string(Algorithm algorithm);
 const char *to_string(Device device);
+const char *to_string(TensorCoreShape shape);
+// True for the algorithms that run on tensor cores.
+bool uses_tensor_cores(Algorithm algorithm);
 
 }  // namespace halconv

@@ -38,6 +38,18 @@ enum class Algorithm : int32_t {
     shared_tiled = 2,   // GPU: tile + apron in shared memory, 1xT tiling; CPU: vectorized strips
     separable = 3,      // row pass then column pass (needs a rank-1 kernel, or the separable entry)
     autoscheduled = 4,  // GPU: Anderson2021 autoscheduler; CPU: Mullapudi2016 autoscheduler
+    // Tensor cores (CUDA only; precision f16 or f16f32; kernels up to 128 x 128), seed 000:
+    im2tensor = 5,         // P = K^T S into device memory, then the diagonal sums (two kernels)
+    im2tensor_fused = 6,   // P-blocks in shared memory, partial sums in a small buffer, recombined
+    im2tensor_atomic = 7,  // as fused, the partial sums added atomically into the output
+    diagonal_unroll = 8,   // seed 003's diagonal kernel-image-loop unrolling (Options::tensor_core_shape)
+};
+
+// WMMA fragment shape of Algorithm::diagonal_unroll (M x N x K: kernel columns x image
+// columns x kernel rows per tensor-core operation).
+enum class TensorCoreShape : int32_t {
+    m16n16k16 = 0,
+    m32n8k16 = 1,
 };
 
 enum class Device : int32_t {
@@ -57,6 +69,8 @@ namespace halconv {
 inline constexpr int gpu_tile_width = 32;
 inline constexpr int gpu_tile_height = 8;
 inline constexpr int gpu_shared_budget_bytes = 46 * 1024;
+// Largest kernel edge of the tensor-core algorithms (8 fragments of 16).
+inline constexpr int tensor_core_max_kernel = 128;
 // Smallest output extent per axis the autoscheduled pipelines are run on (see halconv.h).
 inline constexpr int autoscheduled_min_extent = 512;
 

@@ -1,0 +1,106 @@
+// 2D cross-correlation on tensor cores: a hand-written CUDA kernel (runtime_kernels/)
+// called as a Halide extern stage, so Halide stages can feed it and consume it.
+//
+//   halconv_tensor_core_valid: output = valid correlation of the input by the kernel
+//     (flipped when flip: convolution). The input buffer goes to the extern stage as it
+//     is; no copy, no extra memory.
+//   halconv_tensor_core: same / full placement and every boundary rule, as conv2d: a
+//     Halide boundary stage builds the extended, shifted image on the GPU
+//       shifted(x, y) = padded(x - offset_x, y - offset_y)
+//     and the extern stage computes the valid correlation of it.
+//
+// The variant (im2tensor, fused, atomic, diagonal unrolling in two layouts) and the
+// precision (f16: f16 result; f16f32: f32 result; both accumulate in f32) pick the
+// extern entry point, halconv_tc_<variant>_<precision>. CUDA targets only.
+#include "Halide.h"
+#include "conv_common.h"
+#include "tensor_core_schedules.h"
+
+namespace halconv::gen {
+
+enum class TensorCoreVariant { im2tensor, im2tensor_fused, im2tensor_atomic, dki_m16n16k16, dki_m32n8k16 };
+
+inline const std::map<std::string, TensorCoreVariant> tensor_core_variant_names = {
+    {"im2tensor", TensorCoreVariant::im2tensor},
+    {"im2tensor_fused", TensorCoreVariant::im2tensor_fused},
+    {"im2tensor_atomic", TensorCoreVariant::im2tensor_atomic},
+    {"dki_m16n16k16", TensorCoreVariant::dki_m16n16k16},
+    {"dki_m32n8k16", TensorCoreVariant::dki_m32n8k16},
+};
+
+// The extern stage: valid correlation of args' image by args' kernel through the entry
+// point of the variant and precision.
+inline Halide::Func tensor_core_stage(const Halide::Target &target, TensorCoreVariant variant, Precision precision,
+                                      const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &x,
+                                      const Halide::Var &y) {
+    require(precision == Precision::f16 || precision == Precision::f16f32,
+            "tensor_core: precision must be f16 or f16f32 (tensor cores take f16 operands)");
+    require(target.has_feature(Halide::Target::CUDA), "tensor_core: the extern stages need a CUDA target");
+    std::string variant_name;
+    for (const auto &[name, v] : tensor_core_variant_names) {
+        if (v == variant) {
+            variant_name = name;
+        }
+    }
+    const std::string entry =
+        "halconv_tc_" + variant_name + (precision == Precision::f16 ? "_f16" : "_f16f32");
+    Halide::Func conv{"tensor_core_" + variant_name};
+    conv.define_extern(entry, args, types_of(precision).output, {x, y}, Halide::NameMangling::C,
+                       Halide::DeviceAPI::CUDA);
+    return conv;
+}
+
+class TensorCoreValid : public Halide::Generator<TensorCoreValid> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
+    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused,
+                                              tensor_core_variant_names};
+
+    Input<Buffer<Halide::float16_t, 2>> input{"input"};
+    Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        // ALGORITHM (the schedule is the extern stage's own)
+        Var x{"x"}, y{"y"};
+        output = tensor_core_stage(get_target(), variant, precision, {input, kernel, flip}, x, y);
+    }
+};
+
+class TensorCore : public Halide::Generator<TensorCore> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
+    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused,
+                                              tensor_core_variant_names};
+
+    Input<Buffer<Halide::float16_t, 2>> input{"input"};
+    Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
+    Input<int32_t> boundary{"boundary"};  // a halconv::Boundary value
+    Input<double> fill{"fill"};           // value outside the image for Boundary::constant
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        // ALGORITHM
+        Var x{"x"}, y{"y"};
+        Func shifted{"shifted"};
+        // The extern stage becomes the output first: the fold test below reads the
+        // output buffer's bounds, which exist only once the output has its Func.
+        output = tensor_core_stage(get_target(), variant, precision, {shifted, kernel, flip}, x, y);
+        const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
+        const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
+        Func padded = extend_by_rule(input, boundary, Halide::cast(Halide::Float(16), fill), near, x, y);
+        shifted(x, y) = padded(x - offset_x, y - offset_y);
+
+        // SCHEDULE
+        sched::schedule_tensor_core_boundary_gpu(shifted, x, y);
+    }
+};
+
+}  // namespace halconv::gen
+
+HALIDE_REGISTER_GENERATOR(halconv::gen::TensorCoreValid, halconv_tensor_core_valid)
+HALIDE_REGISTER_GENERATOR(halconv::gen::TensorCore, halconv_tensor_core)

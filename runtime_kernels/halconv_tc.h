@@ -1,0 +1,36 @@
+// Entry points of the tensor-core kernels, in Halide's extern-stage convention: called
+// with out->is_bounds_query() set, they report the image region they read (the output
+// region plus the kernel's halo) and return 0; otherwise they move the inputs to the
+// device, compute the valid cross-correlation of `in` by `kernel` (flipped in both axes
+// when `flip`: convolution) into `out` on Halide's current CUDA stream, and return 0 or
+// a halide_error_code. The image and kernel are float16; *_f16f32 writes float32,
+// *_f16 float16; every variant accumulates in float32. Kernels from 1x1 to 128x128.
+// Generators call them through define_extern (generators/tensor_core_generator.cpp).
+#pragma once
+
+#include "HalideRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// im2tensor (seed 000 Algorithm 1): P = K^T S into a global buffer, then Tr+.
+int halconv_tc_im2tensor_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+int halconv_tc_im2tensor_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+// im2tensor fused (Algorithm 2): P-blocks in shared memory, partial sums in C, recombination.
+int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                      halide_buffer_t *out);
+int halconv_tc_im2tensor_fused_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+// im2tensor fused + atomic: partial sums added atomically into the output.
+int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                       halide_buffer_t *out);
+int halconv_tc_im2tensor_atomic_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+// Diagonal kernel-image-loop unrolling (seed 003 §IV.C), WMMA 16x16x16 and 32x8x16 layouts.
+int halconv_tc_dki_m16n16k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+int halconv_tc_dki_m16n16k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+int halconv_tc_dki_m32n8k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+int halconv_tc_dki_m32n8k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,172 @@
+// im2tensor, basic (seed 000 Algorithm 1): two kernels. The first computes the
+// matrix-tensor product P_k = K^T S_k on tensor cores (WMMA m16n16k16, f16 in, f32
+// accumulate) without building S: each output row k reads image rows k .. k+kh-1 staged
+// in shared memory. P is stored whole in global memory (f32). The second sums P along
+// its diagonals (Tr+) into the output. P takes padded(kw) x padded(W) floats per output
+// row, so the rows are processed in bands that bound P to band_bytes.
+#include "halconv_tc.h"
+#include "tc_common.cuh"
+
+#include <algorithm>
+
+namespace halconv::tc {
+namespace {
+
+using namespace nvcuda;
+
+constexpr int band_rows_per_block = warps_per_block;  // one output row per warp
+constexpr int chunks_per_block = 8;                   // 128 image columns
+constexpr size_t band_bytes = size_t(256) << 20;
+
+struct BasicParams {
+    View<const __half> img;
+    View<const __half> ker;
+    bool flip;
+    int na, nb;     // kernel column / row fragments
+    int ldk;        // padded kernel pitch (halfs)
+    int pitch;      // staged tile pitch (halfs)
+    int p_width;    // P columns: padded image width
+    int band0;      // first output row of the band
+    int band_rows;  // output rows in the band
+    float *p;       // P[(row - band0) * 16na + x][c]
+};
+
+__global__ void __launch_bounds__(threads_per_block) product_kernel(BasicParams p) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int rows = band_rows_per_block + p.nb * frag;
+    const int cols = chunks_per_block * frag;
+    __half *ks = reinterpret_cast<__half *>(smem);
+    __half *tile = ks + p.nb * frag * p.ldk;
+    const int k_local0 = blockIdx.y * band_rows_per_block;
+    const int row0 = p.band0 + k_local0, col0 = blockIdx.x * cols;
+
+    stage_kernel(ks, p.ldk, p.nb * frag, p.ker, p.flip);
+    bool bad = false;
+    const uint16_t *src = reinterpret_cast<const uint16_t *>(p.img.data);
+    for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
+        const int r = e / cols, c = e - r * cols;
+        const int y = row0 + r, x = col0 + c;
+        const uint16_t v = (y < p.img.height && x < p.img.width) ? __ldg(src + int64_t(y) * p.img.stride + x) : 0;
+        reinterpret_cast<uint16_t *>(tile)[r * p.pitch + c] = v;
+        bad |= nonfinite_bits(v);
+    }
+    const bool exact = __syncthreads_or(bad) != 0;
+
+    const int k_local = k_local0 + warp;
+    if (k_local >= p.band_rows) {
+        return;
+    }
+    const int p_rows = p.na * frag;
+    for (int q = 0; q < chunks_per_block; q++) {
+        const int c0 = col0 + q * frag;
+        if (c0 >= p.p_width) {
+            break;
+        }
+        for (int a = 0; a < p.na; a++) {
+            float *dst = p.p + (int64_t(k_local) * p_rows + a * frag) * p.p_width + c0;
+            if (exact) {
+                // Zero-padded taps would meet Inf as 0 * Inf = NaN: only real taps here.
+                for (int e = lane; e < frag * frag; e += 32) {
+                    const int i = e >> 4, c = e & 15, x = a * frag + i;
+                    float s = 0.f;
+                    for (int y = 0; x < p.ker.width && y < p.ker.height; y++) {
+                        s += __half2float(ks[y * p.ldk + x]) * __half2float(tile[(warp + y) * p.pitch + q * frag + c]);
+                    }
+                    dst[int64_t(i) * p.p_width + c] = s;
+                }
+                continue;
+            }
+            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+            wmma::fill_fragment(acc, 0.f);
+            for (int b = 0; b < p.nb; b++) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::col_major> fa;
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+                wmma::load_matrix_sync(fa, ks + b * frag * p.ldk + a * frag, p.ldk);
+                wmma::load_matrix_sync(fb, tile + (warp + b * frag) * p.pitch + q * frag, p.pitch);
+                wmma::mma_sync(acc, fa, fb, acc);
+            }
+            wmma::store_matrix_sync(dst, acc, p.p_width, wmma::mem_row_major);
+        }
+    }
+}
+
+// Tr+: R(j, k) = sum_{x < kw} P_k(x, j + x); consecutive threads read consecutive columns.
+template <typename Out>
+__global__ void diagonal_sum_kernel(BasicParams p, View<Out> out) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    const int k_local = blockIdx.y;
+    if (j >= out.width) {
+        return;
+    }
+    const float *row = p.p + int64_t(k_local) * p.na * frag * p.p_width + j;
+    float s = 0.f;
+    for (int x = 0; x < p.ker.width; x++) {
+        s += row[int64_t(x) * p.p_width + x];
+    }
+    out.at(j, p.band0 + k_local) = to_output<Out>(s);
+}
+
+template <typename Out>
+int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
+    ExternCall call;
+    const int status = prepare_extern_call(uc, in, kernel, out, output_type<Out>(), name, &call);
+    if (status != 0) {
+        return status < 0 ? 0 : status;
+    }
+    BasicParams p{};
+    p.img = call.input;
+    p.ker = call.kernel;
+    p.flip = flip;
+    p.na = (p.ker.width + frag - 1) / frag;
+    p.nb = (p.ker.height + frag - 1) / frag;
+    p.ldk = odd_fragment_multiple(p.na * frag);
+    p.pitch = odd_fragment_multiple(chunks_per_block * frag);
+    p.p_width = (p.img.width + frag - 1) / frag * frag;
+    const View<Out> o{static_cast<Out *>(call.out_data), call.out_width, call.out_height, call.out_stride};
+    const size_t row_bytes = size_t(p.na) * frag * p.p_width * sizeof(float);
+    int band = int(std::max<size_t>(1, band_bytes / row_bytes));
+    // Whole blocks of rows, no more than the output has, within the grid's y limit.
+    band = std::min({std::max(band / band_rows_per_block, 1) * band_rows_per_block,
+                     (o.height + band_rows_per_block - 1) / band_rows_per_block * band_rows_per_block,
+                     65535 / band_rows_per_block * band_rows_per_block});
+    const size_t smem =
+        size_t(p.nb * frag * p.ldk + (band_rows_per_block + p.nb * frag) * p.pitch) * sizeof(__half);
+
+    cudaError_t e = cudaFuncSetAttribute(product_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e == cudaSuccess) {
+        e = cudaMallocAsync(reinterpret_cast<void **>(&p.p), size_t(band) * row_bytes, call.stream);
+    }
+    if (e != cudaSuccess) {
+        return report_cuda_error(uc, name, "allocating P", e);
+    }
+    for (p.band0 = 0; p.band0 < o.height && e == cudaSuccess; p.band0 += band) {
+        p.band_rows = std::min(band, o.height - p.band0);
+        const dim3 grid((p.p_width + chunks_per_block * frag - 1) / (chunks_per_block * frag),
+                        (p.band_rows + band_rows_per_block - 1) / band_rows_per_block);
+        product_kernel<<<grid, threads_per_block, smem, call.stream>>>(p);
+        diagonal_sum_kernel<Out><<<dim3((o.width + 255) / 256, p.band_rows), 256, 0, call.stream>>>(p, o);
+        e = cudaGetLastError();
+    }
+    const cudaError_t f = cudaFreeAsync(p.p, call.stream);
+    e = e == cudaSuccess ? f : e;
+    if (e != cudaSuccess) {
+        return report_cuda_error(uc, name, "launching the kernels", e);
+    }
+    out->set_device_dirty(true);  // written on the device (the pipeline may not mark it itself)
+    return 0;
+}
+
+}  // namespace
+}  // namespace halconv::tc
+
+extern "C" {
+
+int halconv_tc_im2tensor_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
+    return halconv::tc::run<float>(nullptr, in, kernel, flip, out, "im2tensor");
+}
+int halconv_tc_im2tensor_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
+    return halconv::tc::run<__half>(nullptr, in, kernel, flip, out, "im2tensor");
+}
+
+}  // extern "C"

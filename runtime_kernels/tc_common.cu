@@ -1,0 +1,115 @@
+// Host side of the Halide extern convention shared by the tensor-core entry points.
+#include "tc_common.cuh"
+
+#include "HalideRuntimeCuda.h"
+
+#include <string>
+
+// Halide's runtime routes these through the hooks halconv installs (primary context,
+// the caller's stream); HalideRuntimeCuda.h declares only the setters.
+extern "C" int halide_cuda_acquire_context(void *user_context, void **ctx, bool create);
+extern "C" int halide_cuda_release_context(void *user_context);
+extern "C" int halide_cuda_get_stream(void *user_context, void *ctx, void **stream);
+
+namespace halconv::tc {
+
+namespace {
+
+bool is_f16(const halide_buffer_t *b) {
+    return b->type.code == halide_type_float && b->type.bits == 16 && b->type.lanes == 1;
+}
+
+int fail(void *user_context, const char *name, const std::string &what) {
+    halide_error(user_context, (std::string(name) + ": " + what).c_str());
+    return halide_error_code_generic_error;
+}
+
+template <typename T>
+View<T> view_of(const halide_buffer_t *b) {
+    return {reinterpret_cast<T *>(b->device), b->dim[0].extent, b->dim[1].extent, b->dim[1].stride};
+}
+
+}  // namespace
+
+int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, halide_buffer_t *out,
+                        halide_type_t out_type, const char *name, ExternCall *call) {
+    if (out->is_bounds_query()) {
+        const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
+        in->dim[0].min = out->dim[0].min;
+        in->dim[0].extent = out->dim[0].extent + kw - 1;
+        in->dim[1].min = out->dim[1].min;
+        in->dim[1].extent = out->dim[1].extent + kh - 1;
+        return -1;
+    }
+    if (in->dimensions != 2 || kernel->dimensions != 2 || out->dimensions != 2) {
+        return fail(user_context, name, "image, kernel and output must be 2D");
+    }
+    if (!is_f16(in) || !is_f16(kernel) || out->type != out_type) {
+        return fail(user_context, name, "image and kernel must be float16 and the output of the entry's type");
+    }
+    if (in->dim[0].stride != 1 || kernel->dim[0].stride != 1 || out->dim[0].stride != 1) {
+        return fail(user_context, name, "buffers must be dense along x (dim 0 stride 1)");
+    }
+    const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
+    if (kw < 1 || kh < 1 || kw > max_kernel_edge || kh > max_kernel_edge) {
+        return fail(user_context, name,
+                    "kernel is " + std::to_string(kw) + " x " + std::to_string(kh) + "; allowed 1 .. " +
+                        std::to_string(max_kernel_edge) + " per axis");
+    }
+    // The output region [min, min + extent) reads the image from the same min.
+    const int x0 = out->dim[0].min - in->dim[0].min, y0 = out->dim[1].min - in->dim[1].min;
+    if (x0 < 0 || y0 < 0 || x0 + out->dim[0].extent + kw - 1 > in->dim[0].extent ||
+        y0 + out->dim[1].extent + kh - 1 > in->dim[1].extent) {
+        return fail(user_context, name, "the image does not cover the output region plus the kernel's halo");
+    }
+    const halide_device_interface_t *cuda = halide_cuda_device_interface();
+    for (halide_buffer_t *b : {in, kernel}) {
+        if (int e = halide_copy_to_device(user_context, b, cuda); e != 0) {
+            return e;
+        }
+    }
+    if (out->device == 0) {
+        if (int e = halide_device_malloc(user_context, out, cuda); e != 0) {
+            return e;
+        }
+    }
+    void *ctx = nullptr;
+    if (int e = halide_cuda_acquire_context(user_context, &ctx, true); e != 0) {
+        return e;
+    }
+    void *stream = nullptr;
+    const int e = halide_cuda_get_stream(user_context, ctx, &stream);
+    halide_cuda_release_context(user_context);
+    if (e != 0) {
+        return e;
+    }
+    call->stream = static_cast<cudaStream_t>(stream);
+    call->input = view_of<const __half>(in);
+    call->input.data += int64_t(y0) * in->dim[1].stride + x0;
+    call->input.width = out->dim[0].extent + kw - 1;
+    call->input.height = out->dim[1].extent + kh - 1;
+    call->kernel = view_of<const __half>(kernel);
+    call->out_width = out->dim[0].extent;
+    call->out_height = out->dim[1].extent;
+    call->out_stride = out->dim[1].stride;
+    call->out_data = reinterpret_cast<void *>(out->device);
+    return 0;
+}
+
+int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e) {
+    return fail(user_context, name, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+int device_sm_count() {
+    static const int count = [] {
+        int device = 0, sms = 0;
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
+            return 1;
+        }
+        return sms;
+    }();
+    return count;
+}
+
+}  // namespace halconv::tc

@@ -1,0 +1,207 @@
+// Device and host pieces shared by the tensor-core kernels (im2tensor basic, fused,
+// atomic; diagonal kernel-image-loop unrolling): buffer views, the zero-padded kernel
+// in shared memory, the ring of staged image column chunks, the diagonal extraction of
+// a 16x16 product tile, and the Halide extern-call prologue.
+//
+// Notation (seed 000): valid correlation R(j, k) = sum_{y<kh, x<kw} K(x, y) I(j + x, k + y),
+// x along the width. P_k = K^T S_k holds P_k(x, c) = sum_y K(x, y) I(c, k + y); output
+// (j, k) is the sum of P_k along the diagonal c - x = j (the Tr+ operation).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+
+#include <cstdint>
+
+#include "HalideRuntime.h"
+
+namespace halconv::tc {
+
+// Tensor-core fragment edge (WMMA m16n16k16): kernels are zero-padded to multiples of it.
+inline constexpr int frag = 16;
+inline constexpr int warps_per_block = 8;
+inline constexpr int threads_per_block = warps_per_block * 32;
+// Largest kernel edge the kernels instantiate (8 fragments of 16).
+inline constexpr int max_kernel_edge = 128;
+
+// A 2D buffer on the device: element (x, y) counted from the buffer's mins.
+template <typename T>
+struct View {
+    T *data;
+    int width;
+    int height;
+    int64_t stride;  // elements between rows
+    __device__ T &at(int x, int y) const { return data[int64_t(y) * stride + x]; }
+};
+
+// Smallest odd multiple of 16 halfs holding n: shared-memory row pitches that keep
+// fragment rows 32-byte aligned (WMMA's requirement) with as few bank conflicts as that
+// allows.
+inline int odd_fragment_multiple(int n) {
+    const int m = (n + frag - 1) / frag;
+    return (m % 2 == 1 ? m : m + 1) * frag;
+}
+
+// f16 bit patterns with an all-ones exponent are Inf or NaN.
+__device__ inline bool nonfinite_bits(uint16_t bits) {
+    return (bits & 0x7c00u) == 0x7c00u;
+}
+
+// Zero-padded (flipped when convolving) kernel in shared memory: ks[y * ldk + x] =
+// K(x, y) for x < kw, y < kh, else 0. ldk is an odd multiple of 16 halfs (32-byte
+// aligned fragment rows, fewer bank conflicts).
+__device__ inline void stage_kernel(__half *ks, int ldk, int rows, const View<const __half> &k, bool flip) {
+    const uint16_t *src = reinterpret_cast<const uint16_t *>(k.data);
+    uint16_t *dst = reinterpret_cast<uint16_t *>(ks);
+    for (int e = threadIdx.x; e < rows * ldk; e += blockDim.x) {
+        const int y = e / ldk, x = e - y * ldk;
+        uint16_t v = 0;
+        if (x < k.width && y < k.height) {
+            const int sx = flip ? k.width - 1 - x : x, sy = flip ? k.height - 1 - y : y;
+            v = src[int64_t(sy) * k.stride + sx];
+        }
+        dst[e] = v;
+    }
+}
+
+// A ring of image column chunks in shared memory: Rows image rows from row0, chunk q
+// (image columns 16q .. 16q+15) in slot q % slots; win[row * pitch + slot * 16 + c].
+// Samples outside the image are staged as zeros, so no thread reads out of bounds.
+// Each thread moves the same column pairs of every chunk: loads go to registers first
+// (load) so they are in flight during the tensor-core work, then to shared memory
+// (store), which reports whether any staged sample was Inf or NaN. Global rows need
+// not be 4-byte aligned, so the pair is two 16-bit loads and one 32-bit store.
+template <int Rows>
+struct ChunkStager {
+    static constexpr int pairs_per_thread = (Rows * 8 + threads_per_block - 1) / threads_per_block;
+    uint32_t held[pairs_per_thread];
+
+    __device__ void load(const View<const __half> &img, int row0, int q) {
+        const uint16_t *src = reinterpret_cast<const uint16_t *>(img.data);
+#pragma unroll
+        for (int i = 0; i < pairs_per_thread; i++) {
+            const int e = threadIdx.x + i * threads_per_block;
+            const int r = e >> 3, x = q * frag + 2 * (e & 7), y = row0 + r;
+            const bool row_ok = r < Rows && y < img.height;
+            const uint16_t *p = src + int64_t(y) * img.stride + x;
+            const uint32_t lo = row_ok && x < img.width ? __ldg(p) : 0u;
+            const uint32_t hi = row_ok && x + 1 < img.width ? __ldg(p + 1) : 0u;
+            held[i] = lo | (hi << 16);
+        }
+    }
+
+    // right_halves (optional, same pitch): the chunk's columns 8..15 again at the start
+    // of their slot, 32-byte aligned for 8-column-wide fragments.
+    __device__ bool store(__half *win, int pitch, int slot, __half *right_halves = nullptr) const {
+        bool bad = false;
+#pragma unroll
+        for (int i = 0; i < pairs_per_thread; i++) {
+            const int e = threadIdx.x + i * threads_per_block;
+            const int r = e >> 3, c = 2 * (e & 7);
+            if (r < Rows) {
+                const int at = r * pitch + slot * frag + c;
+                *reinterpret_cast<uint32_t *>(win + at) = held[i];
+                if (right_halves != nullptr && c >= 8) {
+                    *reinterpret_cast<uint32_t *>(right_halves + at - 8) = held[i];
+                }
+                bad |= nonfinite_bits(uint16_t(held[i])) || nonfinite_bits(uint16_t(held[i] >> 16));
+            }
+        }
+        return bad;
+    }
+};
+
+// Per-warp scratch for one or two 16x16 f32 tiles; the second starts 16 floats past a
+// multiple of 32 banks so the two half-warps reading them never share a bank.
+inline constexpr int tile_floats = 256;
+inline constexpr int tile_pair_floats = 2 * tile_floats + 16 + 16;
+inline constexpr int tile_second_offset = tile_floats + 16;
+
+// Diagonal sums of a 16x16 tile D (rows x, columns c) stored row-major in shared memory:
+// lane d (0..15 of its half-warp) returns upper = sum_{i <= 15-d} D(i, i+d) and
+// lower = sum_{i > 15-d} D(i, i+d-16). With the skewed accumulation of the kernels, D
+// of chunk J gives output 16J+d its upper part and output 16(J-1)+d its lower part.
+__device__ inline void diagonal_sums(const float *tile, int d, float &upper, float &lower) {
+    upper = 0.f;
+    lower = 0.f;
+#pragma unroll
+    for (int i = 0; i < frag; i++) {
+        const int c = (i + d) & 15;
+        const float v = tile[i * frag + c];
+        if (i + d < frag) {
+            upper += v;
+        } else {
+            lower += v;
+        }
+    }
+}
+
+// Exact (CUDA-core) stand-in for the tensor-core product tile, used only where staged
+// samples are not finite: zero-padded taps would turn Inf into NaN (0 * Inf) at pixels
+// outside the footprint. Fills the 16x16 skewed tile
+//   D(i, c) = sum_{a < na, x = 16a+i < kw} sum_{y < kh} K(x, y) I(chunk0 + a, c; row + y)
+// in the warp's scratch, with chunk slots taken modulo `slots`.
+__device__ inline void skewed_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch,
+                                         int slots, int chunk0, int na, int kw, int kh, int row) {
+    const int lane = threadIdx.x & 31;
+    for (int e = lane; e < tile_floats; e += 32) {
+        const int i = e >> 4, c = e & 15;
+        float s = 0.f;
+        for (int a = 0; a < na; a++) {
+            const int x = a * frag + i;
+            if (x >= kw) {
+                break;
+            }
+            const __half *col = win + ((chunk0 + a) % slots) * frag + c;
+            for (int y = 0; y < kh; y++) {
+                s += __half2float(ks[y * ldk + x]) * __half2float(col[(row + y) * pitch]);
+            }
+        }
+        tile[e] = s;
+    }
+}
+
+template <typename Out>
+__device__ inline Out to_output(float v);
+template <>
+__device__ inline float to_output<float>(float v) {
+    return v;
+}
+template <>
+__device__ inline __half to_output<__half>(float v) {
+    return __float2half_rn(v);
+}
+
+// ---- Host side of the Halide extern convention ----
+
+template <typename Out>
+halide_type_t output_type() {
+    return sizeof(Out) == 4 ? halide_type_t(halide_type_float, 32) : halide_type_t(halide_type_float, 16);
+}
+
+// The CUDA stream and checks every entry point shares. Returns 0 or a halide_error_code.
+struct ExternCall {
+    cudaStream_t stream = nullptr;
+    View<const __half> input{};
+    View<const __half> kernel{};
+    int out_width = 0;
+    int out_height = 0;
+    int64_t out_stride = 0;
+    void *out_data = nullptr;
+};
+
+// Bounds query: valid correlation reads the output region plus the kernel's halo; the
+// kernel is read whole. Real call: inputs moved to the device, types and strides
+// checked, the stream fetched from Halide's (overridden) hook. Returns -1 when this was
+// a bounds query (nothing else to do), 0 to go on, or a halide_error_code.
+int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, halide_buffer_t *out,
+                        halide_type_t out_type, const char *name, ExternCall *call);
+
+// Reports a failed CUDA call through Halide's error handler; returns the error code.
+int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e);
+
+// Number of SMs of the current device (cached).
+int device_sm_count();
+
+}  // namespace halconv::tc

@@ -1,0 +1,402 @@
+// The tensor-core algorithms (im2tensor basic / fused / atomic, diagonal unrolling in
+// both layouts) x f16 / f16f32 against the float64 reference: tiny, odd, even and
+// non-square shapes, kernels up to 127 (and the 128 limit), every mode and boundary,
+// shapes that split rows into many strips (partial sums at every boundary), non-finite
+// samples, the bundled photo, the accuracy figure of seed 000 (MAPE) and the extra
+// device memory. Needs a CUDA device (sm_80 or later); skips with the reason elsewhere.
+#include <cuda_runtime.h>
+#include <png.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "HalideRuntimeCuda.h"
+#include "test_support.h"
+
+namespace halconv::test {
+namespace {
+
+struct Variant {
+    Algorithm algorithm;
+    TensorCoreShape shape;
+    const char *name;
+};
+
+const Variant variants[] = {
+    {Algorithm::im2tensor, TensorCoreShape::m16n16k16, "im2tensor"},
+    {Algorithm::im2tensor_fused, TensorCoreShape::m16n16k16, "im2tensor_fused"},
+    {Algorithm::im2tensor_atomic, TensorCoreShape::m16n16k16, "im2tensor_atomic"},
+    {Algorithm::diagonal_unroll, TensorCoreShape::m16n16k16, "diagonal_unroll_m16n16k16"},
+    {Algorithm::diagonal_unroll, TensorCoreShape::m32n8k16, "diagonal_unroll_m32n8k16"},
+};
+
+bool skip_without_gpu() {
+    return !cuda_available();
+}
+#define HALCONV_REQUIRE_GPU()                                                                          \
+    if (skip_without_gpu()) {                                                                          \
+        GTEST_SKIP() << "no CUDA device on this machine: tensor-core kernels are tested on a GPU machine " \
+                        "(scripts/gpu-check)";                                                         \
+    }
+
+// Tolerance. Inputs are compared as stored (f16), so only arithmetic rounds: f16 x f16
+// products are exact in f32, and the tensor cores add in f32 but may truncate instead
+// of rounding (unit error 2^-23 per addition), as the diagonal sums after them round.
+// A sum of n terms is then off by at most about (n + 4) 2^-23 sum |k||x|; f16 adds one
+// rounding of the result to f16 (2^-11 relative, and half a subnormal step near zero).
+// The atomic variant in f16 rounds the partial sums it adds at strip boundaries once
+// more to f16 (at most 2^-11 sum |k||x| more).
+::testing::AssertionResult matches_tensor_core(const Halide::Runtime::Buffer<> &out, const Reference &ref,
+                                               Precision p, int taps, bool f16_partials = false) {
+    if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
+        return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
+                                             << " != " << ref.value.width << "x" << ref.value.height;
+    }
+    const double gamma = (taps + 4) * 0x1p-23 + (f16_partials ? 0x1p-11 : 0.0);
+    const bool f16 = p == Precision::f16;
+    int bad = 0;
+    std::string first;
+    for (size_t i = 0; i < ref.value.data.size(); i++) {
+        const double got = load(out, i), want = ref.value.data[i];
+        bool ok = false;
+        double tol = 0.0;
+        if (std::isfinite(want)) {
+            tol = gamma * ref.magnitude.data[i] + (f16 ? 0x1p-11 * std::fabs(want) + 0x1p-25 : 1e-30);
+            ok = std::fabs(got - want) <= tol;
+        } else {
+            // Inf or NaN inside the footprint of a non-finite sample, as SciPy gives.
+            ok = std::isnan(want) ? std::isnan(got) : got == want;
+        }
+        if (!ok && bad++ == 0) {
+            first = "(" + std::to_string(i % ref.value.width) + "," + std::to_string(i / ref.value.width) +
+                    "): got " + std::to_string(got) + " want " + std::to_string(want) + " tol " +
+                    std::to_string(tol);
+        }
+    }
+    if (bad != 0) {
+        return ::testing::AssertionFailure() << bad << " of " << ref.value.data.size() << " samples off; first "
+                                             << first;
+    }
+    return ::testing::AssertionSuccess();
+}
+
+struct Case {
+    int image_width, image_height, kernel_width, kernel_height;
+    Mode mode;
+    Boundary boundary;
+    bool flip;
+};
+
+// Odd, even, non-square and tiny images; kernels 1x1 .. 127x127 (non-square ones too);
+// wide and tall images whose rows split into many strips; the 128 limit.
+const std::vector<Case> cases = {
+    {1, 1, 1, 1, Mode::valid, Boundary::constant, false},
+    {3, 2, 1, 1, Mode::same, Boundary::constant, false},
+    {5, 3, 3, 3, Mode::same, Boundary::constant, false},
+    {2, 7, 3, 2, Mode::full, Boundary::reflect, true},
+    {33, 65, 5, 5, Mode::same, Boundary::mirror, false},
+    {32, 32, 7, 7, Mode::same, Boundary::wrap, true},
+    {64, 33, 9, 9, Mode::full, Boundary::reflect, false},
+    {17, 16, 16, 16, Mode::valid, Boundary::constant, false},
+    {100, 37, 2, 5, Mode::same, Boundary::nearest, false},
+    {37, 100, 17, 1, Mode::valid, Boundary::constant, true},
+    {130, 70, 17, 33, Mode::same, Boundary::reflect, true},
+    {1100, 40, 15, 15, Mode::same, Boundary::constant, false},
+    {40, 700, 31, 31, Mode::same, Boundary::nearest, false},
+    {203, 150, 31, 31, Mode::valid, Boundary::constant, false},
+    {160, 97, 40, 24, Mode::same, Boundary::mirror, false},
+    {300, 261, 63, 63, Mode::valid, Boundary::constant, true},
+    {180, 180, 64, 64, Mode::same, Boundary::wrap, false},
+    {261, 300, 127, 127, Mode::valid, Boundary::constant, false},
+    {200, 140, 128, 1, Mode::same, Boundary::reflect, false},
+    {140, 200, 3, 128, Mode::valid, Boundary::constant, false},
+};
+
+using Param = std::tuple<int, Precision>;  // variant index, precision
+
+class TensorCore : public ::testing::TestWithParam<Param> {
+protected:
+    void SetUp() override { HALCONV_REQUIRE_GPU(); }
+    const Variant &variant() const { return variants[std::get<0>(GetParam())]; }
+    Precision precision() const { return std::get<1>(GetParam()); }
+    bool f16_partials() const {
+        return variant().algorithm == Algorithm::im2tensor_atomic && precision() == Precision::f16;
+    }
+    Options options(const Case &c) const {
+        Options o;
+        o.algorithm = variant().algorithm;
+        o.tensor_core_shape = variant().shape;
+        o.precision = precision();
+        o.mode = c.mode;
+        o.boundary = c.boundary;
+        o.device = Device::cuda;
+        return o;
+    }
+};
+
+Halide::Runtime::Buffer<> run_on_gpu(Halide::Runtime::Buffer<> &input, Halide::Runtime::Buffer<> &kernel,
+                                     const Options &o, bool flip) {
+    const Extent2d e = output_extent({input.dim(0).extent(), input.dim(1).extent()},
+                                     {kernel.dim(0).extent(), kernel.dim(1).extent()}, o.mode);
+    Halide::Runtime::Buffer<> out(output_type(o.precision), e.width, e.height);
+    poison(out);
+    EXPECT_EQ(out.copy_to_device(halide_cuda_device_interface()), 0);
+    const Dispatch d = flip ? convolve2d(input, kernel, out, o) : correlate2d(input, kernel, out, o);
+    EXPECT_EQ(d.device, Device::cuda);
+    EXPECT_EQ(d.algorithm, o.algorithm);
+    EXPECT_EQ(out.copy_to_host(), 0);
+    return out;
+}
+
+TEST_P(TensorCore, MatchesFloat64Reference) {
+    for (const Case &c : cases) {
+        SCOPED_TRACE(::testing::Message() << c.image_width << "x" << c.image_height << " kernel " << c.kernel_width
+                                          << "x" << c.kernel_height << " " << to_string(c.mode) << " "
+                                          << to_string(c.boundary) << (c.flip ? " convolve" : " correlate"));
+        Image img, ker;
+        Halide::Runtime::Buffer<> input =
+            random_buffer(storage_type(precision()), c.image_width, c.image_height, img);
+        Halide::Runtime::Buffer<> kernel =
+            random_buffer(storage_type(precision()), c.kernel_width, c.kernel_height, ker);
+        const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, options(c), c.flip);
+        const Reference ref = correlate_reference(img, ker, c.mode, c.boundary, 0.0, c.flip);
+        EXPECT_TRUE(matches_tensor_core(out, ref, precision(), c.kernel_width * c.kernel_height, f16_partials()));
+    }
+}
+
+// A buffer whose mins are not zero, valid mode: the output's own mins are ignored.
+TEST_P(TensorCore, ValidWithOffsetMins) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = random_buffer(storage_type(precision()), 90, 70, img);
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(precision()), 11, 9, ker);
+    input.translate({-13, 40});
+    const Case c{90, 70, 11, 9, Mode::valid, Boundary::constant, false};
+    Halide::Runtime::Buffer<> out(output_type(precision()), 80, 62);
+    out.translate({7, -3});
+    poison(out);
+    correlate2d(input, kernel, out, options(c));
+    ASSERT_EQ(out.copy_to_host(), 0);
+    out.translate({-7, 3});
+    EXPECT_TRUE(matches_tensor_core(out, correlate_reference(img, ker, c.mode, c.boundary, 0.0, false), precision(),
+                                    11 * 9, f16_partials()));
+}
+
+// Zero-padded taps must not meet Inf (0 * Inf = NaN): only pixels whose footprint holds
+// the non-finite samples may be non-finite, exactly as in the reference.
+TEST_P(TensorCore, NonFiniteSamplesStayInTheirFootprint) {
+    for (const Case &c : {Case{150, 90, 5, 5, Mode::same, Boundary::constant, false},
+                          Case{150, 90, 31, 17, Mode::valid, Boundary::constant, false}}) {
+        Image img, ker;
+        Halide::Runtime::Buffer<> input =
+            random_buffer(storage_type(precision()), c.image_width, c.image_height, img, 0.5, 1.0);
+        Halide::Runtime::Buffer<> kernel =
+            random_buffer(storage_type(precision()), c.kernel_width, c.kernel_height, ker, 0.5, 1.0);
+        for (auto [x, y, v] : {std::tuple{40, 30, INFINITY}, std::tuple{100, 60, NAN}}) {
+            store(input, static_cast<size_t>(y) * c.image_width + x, v);
+            img.data[static_cast<size_t>(y) * c.image_width + x] = v;
+        }
+        input.set_host_dirty();
+        const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, options(c), false);
+        const Reference ref = correlate_reference(img, ker, c.mode, c.boundary, 0.0, false);
+        EXPECT_TRUE(matches_tensor_core(out, ref, precision(), c.kernel_width * c.kernel_height, f16_partials()));
+    }
+}
+
+std::string variant_name(const ::testing::TestParamInfo<Param> &p) {
+    return std::string(variants[std::get<0>(p.param)].name) + "_" + to_string(std::get<1>(p.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, TensorCore,
+                         ::testing::Combine(::testing::Range(0, int(std::size(variants))),
+                                            ::testing::Values(Precision::f16, Precision::f16f32)),
+                         variant_name);
+
+// ---- The bundled photo: correctness, and seed 000's accuracy figure ----
+
+// The photo as float64 in [0, 1] (8-bit gray / 255).
+Image photo() {
+    std::string path = "data/cameraman.png";  // from the repository root (the GPU machine's working copy)
+    if (FILE *f = std::fopen(path.c_str(), "rb")) {
+        std::fclose(f);
+    } else {
+        path = std::string(HALCONV_SOURCE_DIR) + "/data/cameraman.png";
+    }
+    png_image image{};
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_file(&image, path.c_str())) {
+        throw Error("cannot read " + path);
+    }
+    image.format = PNG_FORMAT_GRAY;
+    std::vector<uint8_t> pixels(PNG_IMAGE_SIZE(image));
+    if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
+        throw Error("cannot decode " + path);
+    }
+    Image img{int(image.width), int(image.height), std::vector<double>(pixels.size())};
+    std::transform(pixels.begin(), pixels.end(), img.data.begin(), [](uint8_t v) { return v / 255.0; });
+    return img;
+}
+
+Halide::Runtime::Buffer<> to_f16(const Image &img, Image *stored) {
+    Halide::Runtime::Buffer<> b(storage_type(Precision::f16), img.width, img.height);
+    for (size_t i = 0; i < img.data.size(); i++) {
+        store(b, i, img.data[i]);
+    }
+    if (stored != nullptr) {
+        *stored = Image{img.width, img.height, std::vector<double>(img.data.size())};
+        for (size_t i = 0; i < img.data.size(); i++) {
+            stored->data[i] = load(b, i);
+        }
+    }
+    b.set_host_dirty();
+    return b;
+}
+
+Image random_kernel(int k) {
+    std::uniform_real_distribution<double> dist(0.0, 1.0);  // seed 000: coefficients in [0, 1)
+    Image ker{k, k, std::vector<double>(static_cast<size_t>(k) * k)};
+    for (double &v : ker.data) {
+        v = dist(rng());
+    }
+    return ker;
+}
+
+class TensorCorePhoto : public ::testing::TestWithParam<Precision> {
+protected:
+    void SetUp() override { HALCONV_REQUIRE_GPU(); }
+};
+
+TEST_P(TensorCorePhoto, EveryVariantMatchesTheReference) {
+    const Image original = photo();
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = to_f16(original, &img);
+    Halide::Runtime::Buffer<> kernel = to_f16(random_kernel(15), &ker);
+    const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
+    for (const Variant &v : variants) {
+        SCOPED_TRACE(v.name);
+        Options o;
+        o.algorithm = v.algorithm;
+        o.tensor_core_shape = v.shape;
+        o.precision = GetParam();
+        o.boundary = Boundary::reflect;
+        o.device = Device::cuda;
+        const bool f16_partials = v.algorithm == Algorithm::im2tensor_atomic && GetParam() == Precision::f16;
+        EXPECT_TRUE(matches_tensor_core(run_on_gpu(input, kernel, o, false), ref, GetParam(), 15 * 15, f16_partials));
+    }
+}
+
+// Seed 000 eq. 20: median over pixels of |p - r| / |r| (0 where r = 0), r from float64
+// on the unrounded photo and kernel, p from the f16 data. Limits: 0.02 % (f16f32) and
+// 0.03 % (f16) at every K, for every variant.
+TEST_P(TensorCorePhoto, MedianAbsolutePercentageError) {
+    const Image original = photo();
+    Halide::Runtime::Buffer<> input = to_f16(original, nullptr);
+    const double limit = GetParam() == Precision::f16f32 ? 0.02 : 0.03;
+    for (int k : {3, 15, 25, 35, 55}) {
+        const Image ker = random_kernel(k);
+        Halide::Runtime::Buffer<> kernel = to_f16(ker, nullptr);
+        const Reference ref = correlate_reference(original, ker, Mode::same, Boundary::reflect, 0.0, false);
+        for (const Variant &v : variants) {
+            Options o;
+            o.algorithm = v.algorithm;
+            o.tensor_core_shape = v.shape;
+            o.precision = GetParam();
+            o.boundary = Boundary::reflect;
+            o.device = Device::cuda;
+            const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, o, false);
+            std::vector<double> ape(ref.value.data.size());
+            for (size_t i = 0; i < ape.size(); i++) {
+                const double r = ref.value.data[i];
+                ape[i] = r == 0.0 ? 0.0 : std::fabs(load(out, i) - r) / std::fabs(r);
+            }
+            std::nth_element(ape.begin(), ape.begin() + ape.size() / 2, ape.end());
+            const double mape = 100.0 * ape[ape.size() / 2];
+            RecordProperty(std::string("mape_") + v.name + "_K" + std::to_string(k), std::to_string(mape));
+            std::printf("MAPE %-26s %-6s K=%-3d %.5f %%\n", v.name, to_string(GetParam()), k, mape);
+            EXPECT_LE(mape, limit) << v.name << " K=" << k;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, TensorCorePhoto, ::testing::Values(Precision::f16, Precision::f16f32),
+                         [](const auto &p) { return std::string(to_string(p.param)); });
+
+// ---- Extra device memory (seed 000 Table 4): 15x15 kernel on 4096 x 4096 ----
+//
+// Measured: every scratch allocation of the kernels goes through the device's default
+// stream-ordered pool, whose high-water mark is reset before and read after the call.
+// The valid mode runs the extern stage alone (same/full add Halide's image-sized
+// boundary stage, which is not the algorithm's).
+TEST(TensorCoreMemory, ExtraDeviceBytesFor15x15On4096) {
+    HALCONV_REQUIRE_GPU();
+    constexpr int n = 4096, k = 15;
+    const double image_bytes = double(n) * n * 2;
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = random_buffer(storage_type(Precision::f16), n, n, img, 0.0, 1.0);
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f16), k, k, ker, 0.0, 1.0);
+    ASSERT_EQ(input.copy_to_device(halide_cuda_device_interface()), 0);
+    int device = 0;
+    ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+    cudaMemPool_t pool{};
+    ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
+    for (const Variant &v : variants) {
+        Options o;
+        o.algorithm = v.algorithm;
+        o.tensor_core_shape = v.shape;
+        o.precision = Precision::f16f32;
+        o.mode = Mode::valid;
+        o.device = Device::cuda;
+        Halide::Runtime::Buffer<> out(output_type(o.precision), n - k + 1, n - k + 1);
+        ASSERT_EQ(out.device_malloc(halide_cuda_device_interface()), 0);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        std::uint64_t zero = 0, high = 0;  // cuuint64_t, as the pool attributes take
+        ASSERT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
+        correlate2d(input, kernel, out, o);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+        RecordProperty(std::string("extra_bytes_") + v.name, std::to_string(high));
+        std::printf("extra device bytes %-26s %12llu (%.2f %% of the f16 image)\n", v.name,
+                    static_cast<unsigned long long>(high), 100.0 * double(high) / image_bytes);
+        if (v.algorithm == Algorithm::im2tensor_atomic) {
+            EXPECT_EQ(high, 0u);
+        }
+        if (v.algorithm == Algorithm::im2tensor_fused) {
+            EXPECT_LE(double(high), 0.10 * image_bytes);
+        }
+    }
+}
+
+// ---- Typed errors ----
+
+TEST(TensorCoreErrors, RefusedRequests) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> in32 = random_buffer(storage_type(Precision::f32), 20, 20, img);
+    Halide::Runtime::Buffer<> k32 = random_buffer(storage_type(Precision::f32), 3, 3, ker);
+    Options o;
+    o.algorithm = Algorithm::im2tensor_fused;
+    o.precision = Precision::f32;
+    EXPECT_THROW(
+        {
+            try {
+                correlate2d(in32, k32, o);
+            } catch (const Error &e) {
+                EXPECT_NE(std::string(e.what()).find("f16 or f16f32"), std::string::npos) << e.what();
+                throw;
+            }
+        },
+        Error);
+    Halide::Runtime::Buffer<> in16 = random_buffer(storage_type(Precision::f16), 300, 300, img);
+    Halide::Runtime::Buffer<> k16 = random_buffer(storage_type(Precision::f16), 3, 3, ker);
+    o.precision = Precision::f16;
+    o.device = Device::cpu;
+    EXPECT_THROW(correlate2d(in16, k16, o), Error);
+    o.device = Device::automatic;
+    Halide::Runtime::Buffer<> k129 = random_buffer(storage_type(Precision::f16), 129, 2, ker);
+    EXPECT_THROW(correlate2d(in16, k129, o), Error);
+    o.algorithm = Algorithm::diagonal_unroll;
+    o.tensor_core_shape = static_cast<TensorCoreShape>(7);
+    EXPECT_THROW(correlate2d(in16, k16, o), Error);
+}
+
+}  // namespace
+}  // namespace halconv::test
