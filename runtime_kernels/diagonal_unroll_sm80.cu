@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
                 skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, J + 1, p.na, p.ker.width, p.ker.height,
                                   row);
             } else {
-                wmma::store_matrix_sync(t0, acc[0][r], frag, wmma::mem_row_major);
-                wmma::store_matrix_sync(t1, acc[1][r], frag, wmma::mem_row_major);
+                wmma::store_matrix_sync(t0, acc[0][r], tile_ld, wmma::mem_row_major);
+                wmma::store_matrix_sync(t1, acc[1][r], tile_ld, wmma::mem_row_major);
             }
             __syncwarp();
             float upper, lower;

@@ -137,8 +137,8 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
                     skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.ker.width, p.ker.height,
                                       warp + 16 * pr + 8);
                 } else {
-                    wmma::store_matrix_sync(t0, acc[2 * pr], frag, wmma::mem_row_major);
-                    wmma::store_matrix_sync(t1, acc[2 * pr + 1], frag, wmma::mem_row_major);
+                    wmma::store_matrix_sync(t0, acc[2 * pr], tile_ld, wmma::mem_row_major);
+                    wmma::store_matrix_sync(t1, acc[2 * pr + 1], tile_ld, wmma::mem_row_major);
                 }
                 __syncwarp();
                 float upper, lower;

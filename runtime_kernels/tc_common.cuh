@@ -112,13 +112,16 @@ struct ChunkStager {
     }
 };
 
-// Per-warp scratch for one or two 16x16 f32 tiles; the second starts 16 floats past a
-// multiple of 32 banks so the two half-warps reading them never share a bank.
-inline constexpr int tile_floats = 256;
-inline constexpr int tile_pair_floats = 2 * tile_floats + 16 + 16;
+// Per-warp scratch for two 16x16 f32 tiles, rows tile_ld floats apart: the padding
+// spreads the accumulator stores over more banks (ld 16 puts every other row on the
+// same banks), and the second tile starts 16 banks after the first so the two
+// half-warps summing them never share a bank.
+inline constexpr int tile_ld = 20;
+inline constexpr int tile_floats = 16 * tile_ld;
 inline constexpr int tile_second_offset = tile_floats + 16;
+inline constexpr int tile_pair_floats = tile_second_offset + tile_floats;
 
-// Diagonal sums of a 16x16 tile D (rows x, columns c) stored row-major in shared memory:
+// Diagonal sums of a 16x16 tile D (rows x, columns c) stored row-major (ld tile_ld):
 // lane d (0..15 of its half-warp) returns upper = sum_{i <= 15-d} D(i, i+d) and
 // lower = sum_{i > 15-d} D(i, i+d-16). With the skewed accumulation of the kernels, D
 // of chunk J gives output 16J+d its upper part and output 16(J-1)+d its lower part.
@@ -128,7 +131,7 @@ __device__ inline void diagonal_sums(const float *tile, int d, float &upper, flo
 #pragma unroll
     for (int i = 0; i < frag; i++) {
         const int c = (i + d) & 15;
-        const float v = tile[i * frag + c];
+        const float v = tile[i * tile_ld + c];
         if (i + d < frag) {
             upper += v;
         } else {
@@ -145,7 +148,7 @@ __device__ inline void diagonal_sums(const float *tile, int d, float &upper, flo
 __device__ inline void skewed_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch,
                                          int slots, int chunk0, int na, int kw, int kh, int row) {
     const int lane = threadIdx.x & 31;
-    for (int e = lane; e < tile_floats; e += 32) {
+    for (int e = lane; e < frag * frag; e += 32) {
         const int i = e >> 4, c = e & 15;
         float s = 0.f;
         for (int a = 0; a < na; a++) {
@@ -158,7 +161,7 @@ __device__ inline void skewed_tile_exact(float *tile, const __half *ks, int ldk,
                 s += __half2float(ks[y * ldk + x]) * __half2float(col[(row + y) * pitch]);
             }
         }
-        tile[e] = s;
+        tile[i * tile_ld + c] = s;
     }
 }
 

@@ -165,6 +165,30 @@ TEST_P(TensorCore, MatchesFloat64Reference) {
     }
 }
 
+// Small odd shapes over every path (strips and their boundaries, both layouts, the
+// exact fallback): the sweep compute-sanitizer runs (scripts/gpu-check).
+TEST_P(TensorCore, OddShapesSweep) {
+    for (const Case &c : {Case{5, 3, 3, 3, Mode::same, Boundary::constant, false},
+                          Case{33, 17, 5, 5, Mode::same, Boundary::mirror, true},
+                          Case{70, 41, 17, 9, Mode::valid, Boundary::constant, false},
+                          Case{531, 23, 31, 7, Mode::same, Boundary::wrap, false},
+                          Case{51, 149, 33, 65, Mode::full, Boundary::nearest, false}}) {
+        SCOPED_TRACE(::testing::Message() << c.image_width << "x" << c.image_height << " kernel " << c.kernel_width
+                                          << "x" << c.kernel_height);
+        Image img, ker;
+        Halide::Runtime::Buffer<> input = random_buffer(storage_type(precision()), c.image_width, c.image_height, img);
+        Halide::Runtime::Buffer<> kernel =
+            random_buffer(storage_type(precision()), c.kernel_width, c.kernel_height, ker);
+        if (c.image_width == 531) {  // one non-finite sample: the exact fallback runs too
+            store(input, 300, INFINITY);
+            img.data[300] = INFINITY;
+        }
+        const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, options(c), c.flip);
+        const Reference ref = correlate_reference(img, ker, c.mode, c.boundary, 0.0, c.flip);
+        EXPECT_TRUE(matches_tensor_core(out, ref, precision(), c.kernel_width * c.kernel_height, f16_partials()));
+    }
+}
+
 // A buffer whose mins are not zero, valid mode: the output's own mins are ignored.
 TEST_P(TensorCore, ValidWithOffsetMins) {
     Image img, ker;
