@@ -42,8 +42,7 @@ inline Halide::Func tensor_core_stage(const Halide::Target &target, TensorCoreVa
             variant_name = name;
         }
     }
-    const std::string entry =
-        "halconv_tc_" + variant_name + (precision == Precision::f16 ? "_f16" : "_f16f32");
+    const std::string entry = "halconv_tc_" + variant_name + (precision == Precision::f16 ? "_f16" : "_f16f32");
     Halide::Func conv{"tensor_core_" + variant_name};
     conv.define_extern(entry, args, types_of(precision).output, {x, y}, Halide::NameMangling::C,
                        Halide::DeviceAPI::CUDA);
@@ -53,8 +52,7 @@ inline Halide::Func tensor_core_stage(const Halide::Target &target, TensorCoreVa
 class TensorCoreValid : public Halide::Generator<TensorCoreValid> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
-    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused,
-                                              tensor_core_variant_names};
+    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused, tensor_core_variant_names};
 
     Input<Buffer<Halide::float16_t, 2>> input{"input"};
     Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
@@ -71,8 +69,7 @@ public:
 class TensorCore : public Halide::Generator<TensorCore> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
-    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused,
-                                              tensor_core_variant_names};
+    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused, tensor_core_variant_names};
 
     Input<Buffer<Halide::float16_t, 2>> input{"input"};
     Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};

@@ -113,8 +113,7 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
             const int row = warp + 8 * r;
             if (exact) {
                 skewed_tile_exact(t0, ks, p.ldk, win, p.pitch, p.slots, J, p.na, p.ker.width, p.ker.height, row);
-                skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, J + 1, p.na, p.ker.width, p.ker.height,
-                                  row);
+                skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, J + 1, p.na, p.ker.width, p.ker.height, row);
             } else {
                 wmma::store_matrix_sync(t0, acc[0][r], tile_ld, wmma::mem_row_major);
                 wmma::store_matrix_sync(t1, acc[1][r], tile_ld, wmma::mem_row_major);
@@ -150,8 +149,8 @@ constexpr int tiles32 = 5;
 constexpr int tile32_floats = 32 * 8;
 
 // Exact stand-in for tile (h, t) where staged samples are not finite.
-__device__ void dki32_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch, int slots,
-                                 int J, int offset8, int na, int kw, int kh, int row) {
+__device__ void dki32_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch, int slots, int J,
+                                 int offset8, int na, int kw, int kh, int row) {
     const int lane = threadIdx.x & 31;
     for (int e = lane; e < tile32_floats; e += 32) {
         const int i = e >> 3, c = e & 7;
@@ -237,8 +236,8 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
             for (int t = 0; t < tiles32; t++) {
                 float *tile = scratch + t * tile32_floats;
                 if (exact) {
-                    dki32_tile_exact(tile, ks, p.ldk, win, p.pitch, p.slots, J, h + t, p.na, p.ker.width,
-                                     p.ker.height, warp);
+                    dki32_tile_exact(tile, ks, p.ldk, win, p.pitch, p.slots, J, h + t, p.na, p.ker.width, p.ker.height,
+                                     warp);
                 } else {
                     wmma::store_matrix_sync(tile, acc[h][t], 8, wmma::mem_row_major);
                 }

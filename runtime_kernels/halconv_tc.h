@@ -18,12 +18,10 @@ extern "C" {
 int halconv_tc_im2tensor_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_im2tensor_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 // im2tensor fused (Algorithm 2): P-blocks in shared memory, partial sums in C, recombination.
-int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
-                                      halide_buffer_t *out);
+int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_im2tensor_fused_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 // im2tensor fused + atomic: partial sums added atomically into the output.
-int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
-                                       halide_buffer_t *out);
+int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_im2tensor_atomic_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 // Diagonal kernel-image-loop unrolling (seed 003 §IV.C), WMMA 16x16x16 and 32x8x16 layouts.
 int halconv_tc_dki_m16n16k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);

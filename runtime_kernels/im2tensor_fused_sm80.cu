@@ -21,7 +21,7 @@ namespace {
 
 using namespace nvcuda;
 
-constexpr int rows_per_warp = 4;                              // output rows w, w+8, w+16, w+24
+constexpr int rows_per_warp = 4;                             // output rows w, w+8, w+16, w+24
 constexpr int block_rows = warps_per_block * rows_per_warp;  // 32 output rows per block
 
 struct FusedParams {
@@ -298,15 +298,13 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
 
 extern "C" {
 
-int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
-                                      halide_buffer_t *out) {
+int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
     return halconv::tc::run<float, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
 }
 int halconv_tc_im2tensor_fused_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
     return halconv::tc::run<__half, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
 }
-int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
-                                       halide_buffer_t *out) {
+int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
     return halconv::tc::run<float, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
 }
 int halconv_tc_im2tensor_atomic_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {

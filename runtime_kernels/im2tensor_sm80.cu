@@ -4,10 +4,10 @@
 // in shared memory. P is stored whole in global memory (f32). The second sums P along
 // its diagonals (Tr+) into the output. P takes padded(kw) x padded(W) floats per output
 // row, so the rows are processed in bands that bound P to band_bytes.
+#include <algorithm>
+
 #include "halconv_tc.h"
 #include "tc_common.cuh"
-
-#include <algorithm>
 
 namespace halconv::tc {
 namespace {
@@ -130,8 +130,7 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     band = std::min({std::max(band / band_rows_per_block, 1) * band_rows_per_block,
                      (o.height + band_rows_per_block - 1) / band_rows_per_block * band_rows_per_block,
                      65535 / band_rows_per_block * band_rows_per_block});
-    const size_t smem =
-        size_t(p.nb * frag * p.ldk + (band_rows_per_block + p.nb * frag) * p.pitch) * sizeof(__half);
+    const size_t smem = size_t(p.nb * frag * p.ldk + (band_rows_per_block + p.nb * frag) * p.pitch) * sizeof(__half);
 
     cudaError_t e = cudaFuncSetAttribute(product_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e == cudaSuccess) {

@@ -1,9 +1,8 @@
 // Host side of the Halide extern convention shared by the tensor-core entry points.
-#include "tc_common.cuh"
+#include <string>
 
 #include "HalideRuntimeCuda.h"
-
-#include <string>
+#include "tc_common.cuh"
 
 // Halide's runtime routes these through the hooks halconv installs (primary context,
 // the caller's stream); HalideRuntimeCuda.h declares only the setters.

@@ -34,10 +34,10 @@ const Variant variants[] = {
 bool skip_without_gpu() {
     return !cuda_available();
 }
-#define HALCONV_REQUIRE_GPU()                                                                          \
-    if (skip_without_gpu()) {                                                                          \
+#define HALCONV_REQUIRE_GPU()                                                                              \
+    if (skip_without_gpu()) {                                                                              \
         GTEST_SKIP() << "no CUDA device on this machine: tensor-core kernels are tested on a GPU machine " \
-                        "(scripts/gpu-check)";                                                         \
+                        "(scripts/gpu-check)";                                                             \
     }
 
 // Tolerance. Inputs are compared as stored (f16), so only arithmetic rounds: f16 x f16
@@ -47,8 +47,8 @@ bool skip_without_gpu() {
 // rounding of the result to f16 (2^-11 relative, and half a subnormal step near zero).
 // The atomic variant in f16 rounds the partial sums it adds at strip boundaries once
 // more to f16 (at most 2^-11 sum |k||x| more).
-::testing::AssertionResult matches_tensor_core(const Halide::Runtime::Buffer<> &out, const Reference &ref,
-                                               Precision p, int taps, bool f16_partials = false) {
+::testing::AssertionResult matches_tensor_core(const Halide::Runtime::Buffer<> &out, const Reference &ref, Precision p,
+                                               int taps, bool f16_partials = false) {
     if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
         return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
                                              << " != " << ref.value.width << "x" << ref.value.height;
@@ -69,14 +69,13 @@ bool skip_without_gpu() {
             ok = std::isnan(want) ? std::isnan(got) : got == want;
         }
         if (!ok && bad++ == 0) {
-            first = "(" + std::to_string(i % ref.value.width) + "," + std::to_string(i / ref.value.width) +
-                    "): got " + std::to_string(got) + " want " + std::to_string(want) + " tol " +
-                    std::to_string(tol);
+            first = "(" + std::to_string(i % ref.value.width) + "," + std::to_string(i / ref.value.width) + "): got " +
+                    std::to_string(got) + " want " + std::to_string(want) + " tol " + std::to_string(tol);
         }
     }
     if (bad != 0) {
-        return ::testing::AssertionFailure() << bad << " of " << ref.value.data.size() << " samples off; first "
-                                             << first;
+        return ::testing::AssertionFailure()
+               << bad << " of " << ref.value.data.size() << " samples off; first " << first;
     }
     return ::testing::AssertionSuccess();
 }
@@ -155,8 +154,7 @@ TEST_P(TensorCore, MatchesFloat64Reference) {
                                           << "x" << c.kernel_height << " " << to_string(c.mode) << " "
                                           << to_string(c.boundary) << (c.flip ? " convolve" : " correlate"));
         Image img, ker;
-        Halide::Runtime::Buffer<> input =
-            random_buffer(storage_type(precision()), c.image_width, c.image_height, img);
+        Halide::Runtime::Buffer<> input = random_buffer(storage_type(precision()), c.image_width, c.image_height, img);
         Halide::Runtime::Buffer<> kernel =
             random_buffer(storage_type(precision()), c.kernel_width, c.kernel_height, ker);
         const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, options(c), c.flip);
