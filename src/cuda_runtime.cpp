@@ -114,6 +114,10 @@ std::string take_last_runtime_error() {
 
 namespace halconv {
 
+void use_shared_cuda_context() {
+    internal::install_runtime_hooks();
+}
+
 bool cuda_available() {
     static const bool available = [] {
         int count = 0;

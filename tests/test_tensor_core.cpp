@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "HalideRuntimeCuda.h"
+#include "halconv_test_tensor_core_threshold.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -386,6 +387,43 @@ TEST(TensorCoreMemory, ExtraDeviceBytesFor15x15On4096) {
             EXPECT_LE(double(high), 0.10 * image_bytes);
         }
     }
+}
+
+// ---- Composition: a Halide stage after the extern stage, in one AOT pipeline ----
+
+// tests/generators/tensor_core_threshold_generator.cpp: mask = scale * conv > threshold,
+// conv the fused im2tensor extern stage. Pixels whose scaled sum lies within the
+// rounding bound of the threshold may fall either way and are not compared.
+TEST(TensorCoreComposition, HalideStageAfterTheExternStage) {
+    HALCONV_REQUIRE_GPU();
+    constexpr int w = 301, h = 177, k = 21;
+    constexpr float scale = 0.5f, threshold = 0.25f;
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = random_buffer(storage_type(Precision::f16), w, h, img);
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f16), k, k, ker);
+    input.set_host_dirty();
+    kernel.set_host_dirty();
+    Halide::Runtime::Buffer<uint8_t> mask(w - k + 1, h - k + 1);
+    mask.fill(7);  // neither 0 nor 1: unwritten pixels fail
+    mask.set_host_dirty();
+    use_shared_cuda_context();
+    ASSERT_EQ(halconv_test_tensor_core_threshold(input, kernel, scale, threshold, mask), 0);
+    ASSERT_EQ(mask.copy_to_host(), 0);
+    const Reference ref = correlate_reference(img, ker, Mode::valid, Boundary::constant, 0.0, false);
+    int compared = 0, bad = 0;
+    for (int y = 0; y < mask.height(); y++) {
+        for (int x = 0; x < mask.width(); x++) {
+            const size_t i = static_cast<size_t>(y) * mask.width() + x;
+            const double v = scale * ref.value.data[i];
+            if (std::fabs(v - threshold) <= scale * (k * k + 4) * 0x1p-23 * ref.magnitude.data[i] + 1e-6) {
+                continue;
+            }
+            compared++;
+            bad += mask(x, y) != (v > threshold ? 1 : 0);
+        }
+    }
+    EXPECT_EQ(bad, 0) << "of " << compared << " compared pixels";
+    EXPECT_GT(compared, mask.number_of_elements() * 9 / 10);
 }
 
 // ---- Typed errors ----

@@ -70,6 +70,13 @@ Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode);
 // True when a CUDA device and driver are usable by this process.
 bool cuda_available();
 
+// For Halide pipelines of your own that contain halconv's extern stages
+// (runtime_kernels/halconv_tc.h): makes Halide's CUDA runtime use the device's primary
+// context (the one the CUDA runtime and the extern stages use; two contexts do not
+// order work between them) and the default stream. halconv's own entry points do this
+// themselves. Idempotent.
+void use_shared_cuda_context();
+
 // What a call resolved Device::automatic and Algorithm::automatic to.
 struct Dispatch {
     Device device = Device::cpu;
