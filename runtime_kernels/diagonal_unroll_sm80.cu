@@ -23,12 +23,7 @@ namespace {
 using namespace nvcuda;
 
 struct DkiParams {
-    View<const __half> img;
-    View<const __half> ker;
-    bool flip;
-    void *out;
-    int out_width, out_height;
-    int64_t out_stride;
+    Problem io;
     int na;            // kernel column fragments (16 or 32 wide, per layout)
     int ldk;           // padded kernel pitch (halfs)
     int pitch;         // window pitch (halfs)
@@ -36,13 +31,6 @@ struct DkiParams {
     int chunks;        // output chunks of 16 columns
     int strip_chunks;  // chunks per block
 };
-
-template <typename Out>
-__device__ void store_output(const DkiParams &p, int k, int j, float v) {
-    if (k < p.out_height && j < p.out_width) {
-        static_cast<Out *>(p.out)[int64_t(k) * p.out_stride + j] = to_output<Out>(v);
-    }
-}
 
 // ---- m16n16k16: 8 warps x 4 output rows (w, w+8, w+16, w+24) per block ----
 
@@ -59,13 +47,13 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
     float *scratch = reinterpret_cast<float *>(win + rows * p.pitch) + warp * tile_pair_floats;
     const int k0 = blockIdx.y * block_rows16;
     const int J0 = blockIdx.x * p.strip_chunks, J1 = min(J0 + p.strip_chunks, p.chunks);
-    stage_kernel(ks, p.ldk, NB * frag, p.ker, p.flip);
+    stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
 
     // Step J reads chunks J .. J+na (tiles J and J+1).
     ChunkStager<rows> stager;
     uint32_t bad = 0;
     for (int i = 0; i <= p.na; i++) {
-        stager.load(p.img, k0, J0 + i);
+        stager.load(p.io.img, k0, J0 + i);
         bad |= uint32_t(__syncthreads_or(stager.store(win, p.pitch, (J0 + i) % p.slots))) << i;
     }
     const uint32_t mask = (2u << p.na) - 1;
@@ -73,7 +61,7 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
     for (int J = J0; J < J1; J++) {
         const bool more = J + 1 < J1;
         if (more) {
-            stager.load(p.img, k0, J + p.na + 1);
+            stager.load(p.io.img, k0, J + p.na + 1);
         }
         const bool exact = (bad & mask) != 0;
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][rows16];
@@ -112,8 +100,9 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
             float *t0 = scratch, *t1 = scratch + tile_second_offset;
             const int row = warp + 8 * r;
             if (exact) {
-                skewed_tile_exact(t0, ks, p.ldk, win, p.pitch, p.slots, J, p.na, p.ker.width, p.ker.height, row);
-                skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, J + 1, p.na, p.ker.width, p.ker.height, row);
+                skewed_tile_exact(t0, ks, p.ldk, win, p.pitch, p.slots, J, p.na, p.io.ker.width, p.io.ker.height, row);
+                skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, J + 1, p.na, p.io.ker.width, p.io.ker.height,
+                                  row);
             } else {
                 wmma::store_matrix_sync(t0, acc[0][r], tile_ld, wmma::mem_row_major);
                 wmma::store_matrix_sync(t1, acc[1][r], tile_ld, wmma::mem_row_major);
@@ -126,7 +115,7 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
             const float part = pick ? lower : upper;
             const float sum = part + __shfl_down_sync(0xffffffffu, part, 16);
             if (pick == 0) {
-                store_output<Out>(p, k0 + row, J * frag + d, sum);
+                p.io.store<Out>(J * frag + d, k0 + row, sum);
             }
         }
         if (more) {
@@ -182,12 +171,12 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
     const int k0 = blockIdx.y * block_rows32;
     const int J0 = blockIdx.x * p.strip_chunks, J1 = min(J0 + p.strip_chunks, p.chunks);
     const int span = 2 * p.na + 1;  // chunks read per step
-    stage_kernel(ks, p.ldk, NB * frag, p.ker, p.flip);
+    stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
 
     ChunkStager<rows> stager;
     uint64_t bad = 0;
     for (int i = 0; i < span; i++) {
-        stager.load(p.img, k0, J0 + i);
+        stager.load(p.io.img, k0, J0 + i);
         bad |= uint64_t(__syncthreads_or(stager.store(win, p.pitch, (J0 + i) % p.slots, win8))) << i;
     }
     const uint64_t mask = (uint64_t(1) << span) - 1;
@@ -195,7 +184,7 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
     for (int J = J0; J < J1; J++) {
         const bool more = J + 1 < J1;
         if (more) {
-            stager.load(p.img, k0, J + span);
+            stager.load(p.io.img, k0, J + span);
         }
         const bool exact = (bad & mask) != 0;
         wmma::fragment<wmma::accumulator, 32, 8, 16, float> acc[2][tiles32];
@@ -236,8 +225,8 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
             for (int t = 0; t < tiles32; t++) {
                 float *tile = scratch + t * tile32_floats;
                 if (exact) {
-                    dki32_tile_exact(tile, ks, p.ldk, win, p.pitch, p.slots, J, h + t, p.na, p.ker.width, p.ker.height,
-                                     warp);
+                    dki32_tile_exact(tile, ks, p.ldk, win, p.pitch, p.slots, J, h + t, p.na, p.io.ker.width,
+                                     p.io.ker.height, warp);
                 } else {
                     wmma::store_matrix_sync(tile, acc[h][t], 8, wmma::mem_row_major);
                 }
@@ -258,7 +247,7 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
             s += __shfl_xor_sync(0xffffffffu, s, 8);
             s += __shfl_xor_sync(0xffffffffu, s, 16);
             if (g == 0) {
-                store_output<Out>(p, k0 + warp, J * frag + 8 * h + d, s);
+                p.io.store<Out>(J * frag + 8 * h + d, k0 + warp, s);
             }
         }
         if (more) {
@@ -268,77 +257,40 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
     }
 }
 
-template <int Layout, int NB, typename Out>
-cudaError_t launch(const DkiParams &p, dim3 grid, size_t smem, cudaStream_t stream) {
-    auto *kernel = Layout == 16 ? dki16_kernel<NB, Out> : dki32_kernel<NB, Out>;
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        e != cudaSuccess) {
-        return e;
-    }
-    kernel<<<grid, threads_per_block, smem, stream>>>(p);
-    return cudaGetLastError();
-}
-
-template <int Layout, typename Out>
-cudaError_t launch_nb(int nb, const DkiParams &p, dim3 grid, size_t smem, cudaStream_t stream) {
-    switch (nb) {
-        case 1:
-            return launch<Layout, 1, Out>(p, grid, smem, stream);
-        case 2:
-            return launch<Layout, 2, Out>(p, grid, smem, stream);
-        case 3:
-            return launch<Layout, 3, Out>(p, grid, smem, stream);
-        case 4:
-            return launch<Layout, 4, Out>(p, grid, smem, stream);
-        case 5:
-            return launch<Layout, 5, Out>(p, grid, smem, stream);
-        case 6:
-            return launch<Layout, 6, Out>(p, grid, smem, stream);
-        case 7:
-            return launch<Layout, 7, Out>(p, grid, smem, stream);
-        default:
-            return launch<Layout, 8, Out>(p, grid, smem, stream);
-    }
-}
-
 template <int Layout, typename Out>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
     ExternCall call;
-    const int status = prepare_extern_call(uc, in, kernel, out, output_type<Out>(), name, &call);
+    const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {
         return status < 0 ? 0 : status;
     }
     DkiParams p{};
-    p.img = call.input;
-    p.ker = call.kernel;
-    p.flip = flip;
-    p.out = call.out_data;
-    p.out_width = call.out_width;
-    p.out_height = call.out_height;
-    p.out_stride = call.out_stride;
+    p.io = call.problem;
     const int a_width = Layout == 16 ? frag : 32;  // kernel columns per A fragment
-    p.na = (p.ker.width + a_width - 1) / a_width;
-    const int nb = (p.ker.height + frag - 1) / frag;
+    p.na = (p.io.ker.width + a_width - 1) / a_width;
+    const int nb = (p.io.ker.height + frag - 1) / frag;
     p.ldk = odd_fragment_multiple(p.na * a_width);
     p.slots = Layout == 16 ? p.na + 2 : 2 * p.na + 2;
     p.pitch = odd_fragment_multiple(p.slots * frag);
-    p.chunks = (p.out_width + frag - 1) / frag;
+    p.chunks = (p.io.out_width + frag - 1) / frag;
     const int block_rows = Layout == 16 ? block_rows16 : block_rows32;
-    const int row_blocks = (p.out_height + block_rows - 1) / block_rows;
-    const int wanted = (4 * device_sm_count() + row_blocks - 1) / row_blocks;
-    p.strip_chunks = (p.chunks + wanted - 1) / wanted;
+    const int row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
+    p.strip_chunks = strip_chunks_for(p.chunks, row_blocks);
     const int strips = (p.chunks + p.strip_chunks - 1) / p.strip_chunks;
     const int rows = block_rows + nb * frag;
     const int windows = Layout == 16 ? 1 : 2;
     const int scratch_floats = Layout == 16 ? tile_pair_floats : tiles32 * tile32_floats;
     const size_t smem = size_t(nb * frag * p.ldk + windows * rows * p.pitch) * sizeof(__half) +
                         size_t(warps_per_block * scratch_floats) * sizeof(float);
-    const cudaError_t e = launch_nb<Layout, Out>(nb, p, dim3(strips, row_blocks), smem, call.stream);
-    if (e != cudaSuccess) {
-        return report_cuda_error(uc, name, "launching the kernel", e);
-    }
-    out->set_device_dirty(true);  // written on the device (the pipeline may not mark it itself)
-    return 0;
+    const cudaError_t e = with_row_fragments(nb, [&](auto NB) {
+        constexpr auto kernel = Layout == 16 ? dki16_kernel<NB.value, Out> : dki32_kernel<NB.value, Out>;
+        if (const cudaError_t f = allow_opt_in_shared_memory<kernel>(); f != cudaSuccess) {
+            return f;
+        }
+        kernel<<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
+        return cudaGetLastError();
+    });
+    return finish_extern_call(uc, name, "launching the kernel", e, out);
 }
 
 }  // namespace

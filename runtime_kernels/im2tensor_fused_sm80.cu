@@ -25,12 +25,7 @@ constexpr int rows_per_warp = 4;                             // output rows w, w
 constexpr int block_rows = warps_per_block * rows_per_warp;  // 32 output rows per block
 
 struct FusedParams {
-    View<const __half> img;
-    View<const __half> ker;
-    bool flip;
-    void *out;
-    int out_width, out_height;
-    int64_t out_stride;
+    Problem io;
     int na;            // kernel column fragments: ceil(kw / 16)
     int ldk;           // padded kernel row pitch (halfs)
     int pitch;         // staged window row pitch (halfs)
@@ -43,13 +38,13 @@ struct FusedParams {
 
 template <typename Out, bool Atomic>
 __device__ void emit_partial(const FusedParams &p, int k, int boundary, int side, int chunk, int d, float v) {
-    if (k >= p.out_height) {
+    if (k >= p.io.out_height) {
         return;
     }
     if constexpr (Atomic) {
         const int j = chunk * frag + d;
-        if (j < p.out_width) {
-            atomicAdd(static_cast<Out *>(p.out) + int64_t(k) * p.out_stride + j, to_output<Out>(v));
+        if (j < p.io.out_width) {
+            atomicAdd(p.io.at<Out>(j, k), to_output<Out>(v));
         }
     } else {
         p.partials[(int64_t(k) * p.boundaries + boundary) * 32 + side * frag + d] = v;
@@ -75,14 +70,14 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
     const int k0 = blockIdx.y * block_rows;
     const int J0 = blockIdx.x * p.strip_chunks;
     const int J1 = min(J0 + p.strip_chunks, p.jtot);
-    stage_kernel(ks, p.ldk, NB * frag, p.ker, p.flip);
+    stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
 
     // Step J computes tiles J .. J+CH-1, reading chunks J .. J+CH+na-2, while the
     // chunks of the next step arrive: 2 CH + na - 1 chunks live in the ring.
     ChunkStager<rows> stager[CH];
     uint32_t bad = 0;  // bit i: chunk J + i holds an Inf or NaN
     for (int i = 0; i < p.na + CH - 1; i++) {
-        stager[0].load(p.img, k0, J0 + i);
+        stager[0].load(p.io.img, k0, J0 + i);
         bad |= uint32_t(__syncthreads_or(stager[0].store(win, p.pitch, (J0 + i) % p.slots))) << i;
     }
 
@@ -93,7 +88,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
         if (more) {
 #pragma unroll
             for (int c = 0; c < CH; c++) {
-                stager[c].load(p.img, k0, J + CH + p.na - 1 + c);
+                stager[c].load(p.io.img, k0, J + CH + p.na - 1 + c);
             }
         }
         for (int c = 0; c < CH && J + c < J1; c++) {
@@ -132,9 +127,9 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
             for (int pr = 0; pr < rows_per_warp / 2; pr++) {
                 float *t0 = scratch, *t1 = scratch + tile_second_offset;
                 if (exact) {
-                    skewed_tile_exact(t0, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.ker.width, p.ker.height,
+                    skewed_tile_exact(t0, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.io.ker.width, p.io.ker.height,
                                       warp + 16 * pr);
-                    skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.ker.width, p.ker.height,
+                    skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.io.ker.width, p.io.ker.height,
                                       warp + 16 * pr + 8);
                 } else {
                     wmma::store_matrix_sync(t0, acc[2 * pr], tile_ld, wmma::mem_row_major);
@@ -146,10 +141,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
                 __syncwarp();
                 const int k = k0 + warp + 16 * pr + 8 * pick;
                 if (tile > J0) {
-                    const int j = (tile - 1) * frag + d;
-                    if (k < p.out_height && j < p.out_width) {
-                        static_cast<Out *>(p.out)[int64_t(k) * p.out_stride + j] = to_output<Out>(carry[pr] + lower);
-                    }
+                    p.io.store<Out>((tile - 1) * frag + d, k, carry[pr] + lower);
                 } else if (J0 > 0) {
                     emit_partial<Out, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, lower);
                 }
@@ -182,80 +174,31 @@ __global__ void boundary_chunks_kernel(FusedParams p) {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const int d = int(i & 15);
     const int64_t edge = i >> 4;  // row * boundaries + boundary
-    if (edge >= int64_t(p.out_height) * p.boundaries) {
+    if (edge >= int64_t(p.io.out_height) * p.boundaries) {
         return;
     }
     const int k = int(edge / p.boundaries), b = int(edge % p.boundaries);
     const int j = ((b + 1) * p.strip_chunks - 1) * frag + d;
-    if (j >= p.out_width) {
-        return;
-    }
-    Out &o = static_cast<Out *>(p.out)[int64_t(k) * p.out_stride + j];
-    if constexpr (Zero) {
-        o = to_output<Out>(0.f);
-    } else {
-        o = to_output<Out>(p.partials[edge * 32 + d] + p.partials[edge * 32 + frag + d]);
-    }
-}
-
-template <int NB, typename Out, bool Atomic>
-cudaError_t launch_main(const FusedParams &p, dim3 grid, size_t smem, cudaStream_t stream) {
-    auto *kernel = im2tensor_fused_kernel<NB, Out, Atomic>;
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        e != cudaSuccess) {
-        return e;
-    }
-    kernel<<<grid, threads_per_block, smem, stream>>>(p);
-    return cudaGetLastError();
-}
-
-template <typename Out, bool Atomic>
-cudaError_t launch_main_nb(int nb, const FusedParams &p, dim3 grid, size_t smem, cudaStream_t stream) {
-    switch (nb) {
-        case 1:
-            return launch_main<1, Out, Atomic>(p, grid, smem, stream);
-        case 2:
-            return launch_main<2, Out, Atomic>(p, grid, smem, stream);
-        case 3:
-            return launch_main<3, Out, Atomic>(p, grid, smem, stream);
-        case 4:
-            return launch_main<4, Out, Atomic>(p, grid, smem, stream);
-        case 5:
-            return launch_main<5, Out, Atomic>(p, grid, smem, stream);
-        case 6:
-            return launch_main<6, Out, Atomic>(p, grid, smem, stream);
-        case 7:
-            return launch_main<7, Out, Atomic>(p, grid, smem, stream);
-        default:
-            return launch_main<8, Out, Atomic>(p, grid, smem, stream);
-    }
+    p.io.store<Out>(j, k, Zero ? 0.f : p.partials[edge * 32 + d] + p.partials[edge * 32 + frag + d]);
 }
 
 template <typename Out, bool Atomic>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
     ExternCall call;
-    const int status = prepare_extern_call(uc, in, kernel, out, output_type<Out>(), name, &call);
+    const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {
         return status < 0 ? 0 : status;
     }
     FusedParams p{};
-    p.img = call.input;
-    p.ker = call.kernel;
-    p.flip = flip;
-    p.out = call.out_data;
-    p.out_width = call.out_width;
-    p.out_height = call.out_height;
-    p.out_stride = call.out_stride;
-    p.na = (p.ker.width + frag - 1) / frag;
-    const int nb = (p.ker.height + frag - 1) / frag;
+    p.io = call.problem;
+    p.na = (p.io.ker.width + frag - 1) / frag;
+    const int nb = (p.io.ker.height + frag - 1) / frag;
     p.ldk = odd_fragment_multiple(p.na * frag);
     p.slots = p.na + 2 * chunks_per_step(nb) - 1;
     p.pitch = odd_fragment_multiple(p.slots * frag);
-    p.jtot = (p.out_width + frag - 1) / frag + 1;
-    // Strips: enough blocks for about four per SM, no more (each boundary costs C rows).
-    const int row_blocks = (p.out_height + block_rows - 1) / block_rows;
-    const int wanted = (4 * device_sm_count() + row_blocks - 1) / row_blocks;
-    p.strip_chunks = (p.jtot + wanted - 1) / wanted;
+    p.jtot = (p.io.out_width + frag - 1) / frag + 1;
+    const int row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
+    p.strip_chunks = strip_chunks_for(p.jtot, row_blocks);
     const int strips = (p.jtot + p.strip_chunks - 1) / p.strip_chunks;
     p.boundaries = strips - 1;
     const int rows = block_rows + nb * frag;
@@ -263,10 +206,10 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
                         size_t(warps_per_block * tile_pair_floats) * sizeof(float);
 
     cudaError_t e = cudaSuccess;
-    const unsigned edge_blocks = unsigned((int64_t(p.out_height) * p.boundaries * frag + 255) / 256);
+    const unsigned edge_blocks = unsigned((int64_t(p.io.out_height) * p.boundaries * frag + 255) / 256);
     if (!Atomic && p.boundaries > 0) {
         e = cudaMallocAsync(reinterpret_cast<void **>(&p.partials),
-                            size_t(p.out_height) * p.boundaries * 32 * sizeof(float), call.stream);
+                            size_t(p.io.out_height) * p.boundaries * 32 * sizeof(float), call.stream);
         if (e != cudaSuccess) {
             return report_cuda_error(uc, name, "allocating the partial-sum buffer", e);
         }
@@ -276,7 +219,14 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
-        e = launch_main_nb<Out, Atomic>(nb, p, dim3(strips, row_blocks), smem, call.stream);
+        e = with_row_fragments(nb, [&](auto NB) {
+            constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
+            if (const cudaError_t f = allow_opt_in_shared_memory<kernel>(); f != cudaSuccess) {
+                return f;
+            }
+            kernel<<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
+            return cudaGetLastError();
+        });
     }
     if (e == cudaSuccess && !Atomic && p.boundaries > 0) {
         boundary_chunks_kernel<Out, false><<<edge_blocks, 256, 0, call.stream>>>(p);
@@ -286,11 +236,7 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
         const cudaError_t f = cudaFreeAsync(p.partials, call.stream);
         e = e == cudaSuccess ? f : e;
     }
-    if (e != cudaSuccess) {
-        return report_cuda_error(uc, name, "launching the kernels", e);
-    }
-    out->set_device_dirty(true);  // written on the device (the pipeline may not mark it itself)
-    return 0;
+    return finish_extern_call(uc, name, "launching the kernels", e, out);
 }
 
 }  // namespace

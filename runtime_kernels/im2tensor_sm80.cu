@@ -19,9 +19,7 @@ constexpr int chunks_per_block = 8;                   // 128 image columns
 constexpr size_t band_bytes = size_t(256) << 20;
 
 struct BasicParams {
-    View<const __half> img;
-    View<const __half> ker;
-    bool flip;
+    Problem io;
     int na, nb;     // kernel column / row fragments
     int ldk;        // padded kernel pitch (halfs)
     int pitch;      // staged tile pitch (halfs)
@@ -41,13 +39,14 @@ __global__ void __launch_bounds__(threads_per_block) product_kernel(BasicParams 
     const int k_local0 = blockIdx.y * band_rows_per_block;
     const int row0 = p.band0 + k_local0, col0 = blockIdx.x * cols;
 
-    stage_kernel(ks, p.ldk, p.nb * frag, p.ker, p.flip);
+    stage_kernel(ks, p.ldk, p.nb * frag, p.io.ker, p.io.flip);
     bool bad = false;
-    const uint16_t *src = reinterpret_cast<const uint16_t *>(p.img.data);
+    const uint16_t *src = reinterpret_cast<const uint16_t *>(p.io.img.data);
     for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
         const int r = e / cols, c = e - r * cols;
         const int y = row0 + r, x = col0 + c;
-        const uint16_t v = (y < p.img.height && x < p.img.width) ? __ldg(src + int64_t(y) * p.img.stride + x) : 0;
+        const uint16_t v =
+            (y < p.io.img.height && x < p.io.img.width) ? __ldg(src + int64_t(y) * p.io.img.stride + x) : 0;
         reinterpret_cast<uint16_t *>(tile)[r * p.pitch + c] = v;
         bad |= nonfinite_bits(v);
     }
@@ -70,7 +69,7 @@ __global__ void __launch_bounds__(threads_per_block) product_kernel(BasicParams 
                 for (int e = lane; e < frag * frag; e += 32) {
                     const int i = e >> 4, c = e & 15, x = a * frag + i;
                     float s = 0.f;
-                    for (int y = 0; x < p.ker.width && y < p.ker.height; y++) {
+                    for (int y = 0; x < p.io.ker.width && y < p.io.ker.height; y++) {
                         s += __half2float(ks[y * p.ldk + x]) * __half2float(tile[(warp + y) * p.pitch + q * frag + c]);
                     }
                     dst[int64_t(i) * p.p_width + c] = s;
@@ -93,67 +92,62 @@ __global__ void __launch_bounds__(threads_per_block) product_kernel(BasicParams 
 
 // Tr+: R(j, k) = sum_{x < kw} P_k(x, j + x); consecutive threads read consecutive columns.
 template <typename Out>
-__global__ void diagonal_sum_kernel(BasicParams p, View<Out> out) {
+__global__ void diagonal_sum_kernel(BasicParams p) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     const int k_local = blockIdx.y;
-    if (j >= out.width) {
+    if (j >= p.io.out_width) {
         return;
     }
     const float *row = p.p + int64_t(k_local) * p.na * frag * p.p_width + j;
     float s = 0.f;
-    for (int x = 0; x < p.ker.width; x++) {
+    for (int x = 0; x < p.io.ker.width; x++) {
         s += row[int64_t(x) * p.p_width + x];
     }
-    out.at(j, p.band0 + k_local) = to_output<Out>(s);
+    p.io.store<Out>(j, p.band0 + k_local, s);
 }
 
 template <typename Out>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
     ExternCall call;
-    const int status = prepare_extern_call(uc, in, kernel, out, output_type<Out>(), name, &call);
+    const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {
         return status < 0 ? 0 : status;
     }
     BasicParams p{};
-    p.img = call.input;
-    p.ker = call.kernel;
-    p.flip = flip;
-    p.na = (p.ker.width + frag - 1) / frag;
-    p.nb = (p.ker.height + frag - 1) / frag;
+    p.io = call.problem;
+    p.na = (p.io.ker.width + frag - 1) / frag;
+    p.nb = (p.io.ker.height + frag - 1) / frag;
     p.ldk = odd_fragment_multiple(p.na * frag);
     p.pitch = odd_fragment_multiple(chunks_per_block * frag);
-    p.p_width = (p.img.width + frag - 1) / frag * frag;
-    const View<Out> o{static_cast<Out *>(call.out_data), call.out_width, call.out_height, call.out_stride};
+    p.p_width = (p.io.img.width + frag - 1) / frag * frag;
+    const int out_height = p.io.out_height;
     const size_t row_bytes = size_t(p.na) * frag * p.p_width * sizeof(float);
     int band = int(std::max<size_t>(1, band_bytes / row_bytes));
     // Whole blocks of rows, no more than the output has, within the grid's y limit.
     band = std::min({std::max(band / band_rows_per_block, 1) * band_rows_per_block,
-                     (o.height + band_rows_per_block - 1) / band_rows_per_block * band_rows_per_block,
+                     (out_height + band_rows_per_block - 1) / band_rows_per_block * band_rows_per_block,
                      65535 / band_rows_per_block * band_rows_per_block});
     const size_t smem = size_t(p.nb * frag * p.ldk + (band_rows_per_block + p.nb * frag) * p.pitch) * sizeof(__half);
 
-    cudaError_t e = cudaFuncSetAttribute(product_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e == cudaSuccess) {
-        e = cudaMallocAsync(reinterpret_cast<void **>(&p.p), size_t(band) * row_bytes, call.stream);
+    cudaError_t e = allow_opt_in_shared_memory<product_kernel>();
+    if (e != cudaSuccess) {
+        return report_cuda_error(uc, name, "raising the shared-memory limit", e);
     }
+    e = cudaMallocAsync(reinterpret_cast<void **>(&p.p), size_t(band) * row_bytes, call.stream);
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "allocating P", e);
     }
-    for (p.band0 = 0; p.band0 < o.height && e == cudaSuccess; p.band0 += band) {
-        p.band_rows = std::min(band, o.height - p.band0);
+    for (p.band0 = 0; p.band0 < out_height && e == cudaSuccess; p.band0 += band) {
+        p.band_rows = std::min(band, out_height - p.band0);
         const dim3 grid((p.p_width + chunks_per_block * frag - 1) / (chunks_per_block * frag),
                         (p.band_rows + band_rows_per_block - 1) / band_rows_per_block);
         product_kernel<<<grid, threads_per_block, smem, call.stream>>>(p);
-        diagonal_sum_kernel<Out><<<dim3((o.width + 255) / 256, p.band_rows), 256, 0, call.stream>>>(p, o);
+        diagonal_sum_kernel<Out><<<dim3((p.io.out_width + 255) / 256, p.band_rows), 256, 0, call.stream>>>(p);
         e = cudaGetLastError();
     }
     const cudaError_t f = cudaFreeAsync(p.p, call.stream);
     e = e == cudaSuccess ? f : e;
-    if (e != cudaSuccess) {
-        return report_cuda_error(uc, name, "launching the kernels", e);
-    }
-    out->set_device_dirty(true);  // written on the device (the pipeline may not mark it itself)
-    return 0;
+    return finish_extern_call(uc, name, "launching the kernels", e, out);
 }
 
 }  // namespace

@@ -30,8 +30,8 @@ View<T> view_of(const halide_buffer_t *b) {
 
 }  // namespace
 
-int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, halide_buffer_t *out,
-                        halide_type_t out_type, const char *name, ExternCall *call) {
+int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                        halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call) {
     if (out->is_bounds_query()) {
         const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
         in->dim[0].min = out->dim[0].min;
@@ -83,20 +83,35 @@ int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t
         return e;
     }
     call->stream = static_cast<cudaStream_t>(stream);
-    call->input = view_of<const __half>(in);
-    call->input.data += int64_t(y0) * in->dim[1].stride + x0;
-    call->input.width = out->dim[0].extent + kw - 1;
-    call->input.height = out->dim[1].extent + kh - 1;
-    call->kernel = view_of<const __half>(kernel);
-    call->out_width = out->dim[0].extent;
-    call->out_height = out->dim[1].extent;
-    call->out_stride = out->dim[1].stride;
-    call->out_data = reinterpret_cast<void *>(out->device);
+    Problem &p = call->problem;
+    p.img = view_of<const __half>(in);
+    p.img.data += int64_t(y0) * in->dim[1].stride + x0;
+    p.img.width = out->dim[0].extent + kw - 1;
+    p.img.height = out->dim[1].extent + kh - 1;
+    p.ker = view_of<const __half>(kernel);
+    p.flip = flip;
+    p.out = reinterpret_cast<void *>(out->device);
+    p.out_width = out->dim[0].extent;
+    p.out_height = out->dim[1].extent;
+    p.out_stride = out->dim[1].stride;
     return 0;
 }
 
 int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e) {
     return fail(user_context, name, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+int finish_extern_call(void *user_context, const char *name, const char *what, cudaError_t e, halide_buffer_t *out) {
+    if (e != cudaSuccess) {
+        return report_cuda_error(user_context, name, what, e);
+    }
+    out->set_device_dirty(true);
+    return 0;
+}
+
+int strip_chunks_for(int chunks, int row_blocks) {
+    const int strips = (4 * device_sm_count() + row_blocks - 1) / row_blocks;
+    return (chunks + strips - 1) / strips;
 }
 
 int device_sm_count() {

@@ -13,6 +13,7 @@
 #include <mma.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "HalideRuntime.h"
 
@@ -32,7 +33,6 @@ struct View {
     int width;
     int height;
     int64_t stride;  // elements between rows
-    __device__ T &at(int x, int y) const { return data[int64_t(y) * stride + x]; }
 };
 
 // Smallest odd multiple of 16 halfs holding n: shared-memory row pitches that keep
@@ -183,28 +183,91 @@ halide_type_t output_type() {
     return sizeof(Out) == 4 ? halide_type_t(halide_type_float, 32) : halide_type_t(halide_type_float, 16);
 }
 
-// The CUDA stream and checks every entry point shares. Returns 0 or a halide_error_code.
+// What every entry point computes: the valid correlation of img (the output region
+// plus the kernel's halo, from its first sample) by ker, flipped when flip, into out.
+struct Problem {
+    View<const __half> img;
+    View<const __half> ker;
+    bool flip;
+    void *out;
+    int out_width, out_height;
+    int64_t out_stride;
+
+    template <typename Out>
+    __device__ Out *at(int j, int k) const {
+        return static_cast<Out *>(out) + int64_t(k) * out_stride + j;
+    }
+    // Writes output (j, k) when it lies inside the output.
+    template <typename Out>
+    __device__ void store(int j, int k, float v) const {
+        if (j < out_width && k < out_height) {
+            *at<Out>(j, k) = to_output<Out>(v);
+        }
+    }
+};
+
 struct ExternCall {
     cudaStream_t stream = nullptr;
-    View<const __half> input{};
-    View<const __half> kernel{};
-    int out_width = 0;
-    int out_height = 0;
-    int64_t out_stride = 0;
-    void *out_data = nullptr;
+    Problem problem{};
 };
 
 // Bounds query: valid correlation reads the output region plus the kernel's halo; the
 // kernel is read whole. Real call: inputs moved to the device, types and strides
 // checked, the stream fetched from Halide's (overridden) hook. Returns -1 when this was
 // a bounds query (nothing else to do), 0 to go on, or a halide_error_code.
-int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, halide_buffer_t *out,
-                        halide_type_t out_type, const char *name, ExternCall *call);
+int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                        halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call);
 
 // Reports a failed CUDA call through Halide's error handler; returns the error code.
 int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e);
 
+// Ends an entry point: reports e if the launches failed, else marks out as written on
+// the device (the pipeline may not mark it itself). Returns the entry's result.
+int finish_extern_call(void *user_context, const char *name, const char *what, cudaError_t e, halide_buffer_t *out);
+
 // Number of SMs of the current device (cached).
 int device_sm_count();
+
+// Column chunks per block strip so that strips x row_blocks blocks make about four
+// blocks per SM (fewer strips mean fewer boundary partial sums).
+int strip_chunks_for(int chunks, int row_blocks);
+
+// Lets Kernel launch with up to the device's opt-in shared memory; set once per kernel.
+template <auto Kernel>
+cudaError_t allow_opt_in_shared_memory() {
+    static const cudaError_t result = [] {
+        int device = 0, bytes = 0;
+        cudaError_t e = cudaGetDevice(&device);
+        if (e == cudaSuccess) {
+            e = cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+        }
+        return e == cudaSuccess ? cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) : e;
+    }();
+    return result;
+}
+
+// Calls f(std::integral_constant<int, NB>{}) for the kernel-row fragment count nb
+// (1 .. 8, the counts the kernels are instantiated for).
+template <typename F>
+cudaError_t with_row_fragments(int nb, F &&f) {
+    switch (nb) {
+        case 1:
+            return f(std::integral_constant<int, 1>{});
+        case 2:
+            return f(std::integral_constant<int, 2>{});
+        case 3:
+            return f(std::integral_constant<int, 3>{});
+        case 4:
+            return f(std::integral_constant<int, 4>{});
+        case 5:
+            return f(std::integral_constant<int, 5>{});
+        case 6:
+            return f(std::integral_constant<int, 6>{});
+        case 7:
+            return f(std::integral_constant<int, 7>{});
+        default:
+            return f(std::integral_constant<int, 8>{});
+    }
+}
 
 }  // namespace halconv::tc

@@ -32,6 +32,23 @@ const Variant variants[] = {
     {Algorithm::diagonal_unroll, TensorCoreShape::m32n8k16, "diagonal_unroll_m32n8k16"},
 };
 
+// Options running variant v on the GPU.
+Options gpu_options(const Variant &v, Precision p, Mode mode, Boundary boundary) {
+    Options o;
+    o.algorithm = v.algorithm;
+    o.tensor_core_shape = v.shape;
+    o.precision = p;
+    o.mode = mode;
+    o.boundary = boundary;
+    o.device = Device::cuda;
+    return o;
+}
+
+// Whether v rounds its strip-boundary partial sums to the output type (atomic in f16).
+bool f16_partials(const Variant &v, Precision p) {
+    return v.algorithm == Algorithm::im2tensor_atomic && p == Precision::f16;
+}
+
 bool skip_without_gpu() {
     return !cuda_available();
 }
@@ -120,19 +137,8 @@ protected:
     void SetUp() override { HALCONV_REQUIRE_GPU(); }
     const Variant &variant() const { return variants[std::get<0>(GetParam())]; }
     Precision precision() const { return std::get<1>(GetParam()); }
-    bool f16_partials() const {
-        return variant().algorithm == Algorithm::im2tensor_atomic && precision() == Precision::f16;
-    }
-    Options options(const Case &c) const {
-        Options o;
-        o.algorithm = variant().algorithm;
-        o.tensor_core_shape = variant().shape;
-        o.precision = precision();
-        o.mode = c.mode;
-        o.boundary = c.boundary;
-        o.device = Device::cuda;
-        return o;
-    }
+    bool f16_partials() const { return test::f16_partials(variant(), precision()); }
+    Options options(const Case &c) const { return gpu_options(variant(), precision(), c.mode, c.boundary); }
 };
 
 Halide::Runtime::Buffer<> run_on_gpu(Halide::Runtime::Buffer<> &input, Halide::Runtime::Buffer<> &kernel,
@@ -297,14 +303,9 @@ TEST_P(TensorCorePhoto, EveryVariantMatchesTheReference) {
     const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
     for (const Variant &v : variants) {
         SCOPED_TRACE(v.name);
-        Options o;
-        o.algorithm = v.algorithm;
-        o.tensor_core_shape = v.shape;
-        o.precision = GetParam();
-        o.boundary = Boundary::reflect;
-        o.device = Device::cuda;
-        const bool f16_partials = v.algorithm == Algorithm::im2tensor_atomic && GetParam() == Precision::f16;
-        EXPECT_TRUE(matches_tensor_core(run_on_gpu(input, kernel, o, false), ref, GetParam(), 15 * 15, f16_partials));
+        const Options o = gpu_options(v, GetParam(), Mode::same, Boundary::reflect);
+        EXPECT_TRUE(matches_tensor_core(run_on_gpu(input, kernel, o, false), ref, GetParam(), 15 * 15,
+                                        f16_partials(v, GetParam())));
     }
 }
 
@@ -320,12 +321,7 @@ TEST_P(TensorCorePhoto, MedianAbsolutePercentageError) {
         Halide::Runtime::Buffer<> kernel = to_f16(ker, nullptr);
         const Reference ref = correlate_reference(original, ker, Mode::same, Boundary::reflect, 0.0, false);
         for (const Variant &v : variants) {
-            Options o;
-            o.algorithm = v.algorithm;
-            o.tensor_core_shape = v.shape;
-            o.precision = GetParam();
-            o.boundary = Boundary::reflect;
-            o.device = Device::cuda;
+            const Options o = gpu_options(v, GetParam(), Mode::same, Boundary::reflect);
             const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, o, false);
             std::vector<double> ape(ref.value.data.size());
             for (size_t i = 0; i < ape.size(); i++) {
@@ -363,12 +359,7 @@ TEST(TensorCoreMemory, ExtraDeviceBytesFor15x15On4096) {
     cudaMemPool_t pool{};
     ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
     for (const Variant &v : variants) {
-        Options o;
-        o.algorithm = v.algorithm;
-        o.tensor_core_shape = v.shape;
-        o.precision = Precision::f16f32;
-        o.mode = Mode::valid;
-        o.device = Device::cuda;
+        const Options o = gpu_options(v, Precision::f16f32, Mode::valid, Boundary::constant);
         Halide::Runtime::Buffer<> out(output_type(o.precision), n - k + 1, n - k + 1);
         ASSERT_EQ(out.device_malloc(halide_cuda_device_interface()), 0);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
