@@ -50,10 +50,11 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
     stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
 
     // Step J reads chunks J .. J+na (tiles J and J+1).
+    const ChunkRows<rows> source(p.io.img, k0);
     ChunkStager<rows> stager;
     uint32_t bad = 0;
     for (int i = 0; i <= p.na; i++) {
-        stager.load(p.io.img, k0, J0 + i);
+        stager.load(source, J0 + i);
         bad |= uint32_t(__syncthreads_or(stager.store(win, p.pitch, (J0 + i) % p.slots))) << i;
     }
     const uint32_t mask = (2u << p.na) - 1;
@@ -61,7 +62,7 @@ __global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
     for (int J = J0; J < J1; J++) {
         const bool more = J + 1 < J1;
         if (more) {
-            stager.load(p.io.img, k0, J + p.na + 1);
+            stager.load(source, J + p.na + 1);
         }
         const bool exact = (bad & mask) != 0;
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][rows16];
@@ -173,10 +174,11 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
     const int span = 2 * p.na + 1;  // chunks read per step
     stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
 
+    const ChunkRows<rows> source(p.io.img, k0);
     ChunkStager<rows> stager;
     uint64_t bad = 0;
     for (int i = 0; i < span; i++) {
-        stager.load(p.io.img, k0, J0 + i);
+        stager.load(source, J0 + i);
         bad |= uint64_t(__syncthreads_or(stager.store(win, p.pitch, (J0 + i) % p.slots, win8))) << i;
     }
     const uint64_t mask = (uint64_t(1) << span) - 1;
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
     for (int J = J0; J < J1; J++) {
         const bool more = J + 1 < J1;
         if (more) {
-            stager.load(p.io.img, k0, J + span);
+            stager.load(source, J + span);
         }
         const bool exact = (bad & mask) != 0;
         wmma::fragment<wmma::accumulator, 32, 8, 16, float> acc[2][tiles32];

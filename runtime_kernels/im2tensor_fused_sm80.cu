@@ -1,12 +1,14 @@
 // im2tensor, fused (seed 000 Algorithm 2, §4.2.4) and fused + atomic, f16 inputs with
-// f32 accumulation on tensor cores (WMMA m16n16k16), result stored as f32 or f16.
+// f32 accumulation on tensor cores (PTX mma.sync m16n8k16 fed by ldmatrix), result
+// stored as f32 or f16.
 //
 // A thread block owns a P-block spanning every kernel column (h_B = the padded kernel
 // width), a strip of image columns (w_B) and 32 output rows (d_B). Its warps accumulate
 // the product skewed: the accumulator tile of chunk J sums, over the kernel's column
 // fragments a, K^T(16a.., :) S(:, 16(J+a)..), so the Tr+ diagonals of P already add up
 // across fragments inside the tensor cores and only a 16-wide diagonal sum is left per
-// output (instead of kw). Output chunk J is complete once tiles J and J+1 are summed;
+// output (instead of kw), and that sum is taken on the accumulators in registers (see
+// DiagonalLane), never through a tile in shared memory. Output chunk J is complete once tiles J and J+1 are summed;
 // a block walks its strip left to right carrying the upper diagonals in registers, so
 // the only partial sums are the 16 outputs at each strip boundary:
 //   - fused: each side writes them into the partial-sum buffer C, two rows per strip
@@ -15,11 +17,10 @@
 //   - atomic: each side adds them into the (zeroed) output atomically; no extra memory.
 #include "halconv_tc.h"
 #include "tc_common.cuh"
+#include "tc_mma.cuh"
 
 namespace halconv::tc {
 namespace {
-
-using namespace nvcuda;
 
 constexpr int rows_per_warp = 4;                             // output rows w, w+8, w+16, w+24
 constexpr int block_rows = warps_per_block * rows_per_warp;  // 32 output rows per block
@@ -57,6 +58,118 @@ __host__ __device__ constexpr int chunks_per_step(int nb) {
     return nb <= 2 ? 4 : (nb <= 4 ? 2 : 1);
 }
 
+// ---- Diagonal sums in registers ----
+//
+// A product tile T (16 kernel columns i x 16 image columns c) is held as two m16n8 C
+// fragments, h = 0 (columns 0..7) and h = 1 (8..15). Output 16J + d sums T_J along
+// the cyclic diagonal (c - i) mod 16 = d: elements with c >= i from T_J (upper), the
+// others from T_{J+1} (lower). Lane (g, t) holds eight elements on four cyclic
+// diagonals e0 + {0, 1, 8, 9}, e0 = (2t - g) mod 16, two per diagonal, so it adds its
+// pairs itself; the eight partials of each diagonal are then gathered through a small
+// per-warp buffer: each lane scatters its four partials (rank r of 8 per diagonal) to
+// [r / 4][row][diagonal][r % 4], and the lane of (row, diagonal) reads its partials
+// with two 16-byte loads that cover 512 contiguous bytes per warp.
+constexpr int diagonal_shift[4] = {0, 1, 8, 9};
+
+constexpr int diagonal_of(int lane, int slot) {
+    return (2 * (lane & 3) - (lane >> 2) + diagonal_shift[slot]) & 15;
+}
+
+constexpr int reduce_half_floats = 128;                // ranks 0..3 or 4..7 of two rows
+constexpr int reduce_floats = 2 * reduce_half_floats;  // per warp
+constexpr int reduce_row_floats = 64;                  // one row's 16 diagonals x 4 ranks
+
+struct DiagonalScatter {
+    uint8_t offset[32][4];  // of row 0's partial, in floats
+};
+
+// Ranks are chosen per store instruction (one slot, all lanes) so that no two lanes hit
+// the same bank; every diagonal must receive exactly eight partials.
+constexpr DiagonalScatter make_diagonal_scatter() {
+    DiagonalScatter s{};
+    unsigned ranks_taken[16] = {};
+    for (int slot = 0; slot < 4; slot++) {
+        unsigned banks_taken = 0;
+        for (int lane = 0; lane < 32; lane++) {
+            const int d = diagonal_of(lane, slot);
+            auto bank = [d](int r) { return (4 * d + (r & 3)) & 31; };
+            int pick = -1;
+            for (int r = 0; r < 8 && pick < 0; r++) {
+                if (!(ranks_taken[d] >> r & 1u) && !(banks_taken >> bank(r) & 1u)) {
+                    pick = r;
+                }
+            }
+            for (int r = 0; r < 8 && pick < 0; r++) {
+                if (!(ranks_taken[d] >> r & 1u)) {
+                    pick = r;
+                }
+            }
+            if (pick < 0) {
+                throw "a diagonal received more than eight partials";
+            }
+            ranks_taken[d] |= 1u << pick;
+            banks_taken |= 1u << bank(pick);
+            s.offset[lane][slot] = uint8_t((pick >> 2) * reduce_half_floats + 4 * d + (pick & 3));
+        }
+    }
+    for (unsigned taken : ranks_taken) {
+        if (taken != 0xffu) {
+            throw "a diagonal received fewer than eight partials";
+        }
+    }
+    return s;
+}
+
+__constant__ const DiagonalScatter diagonal_scatter = make_diagonal_scatter();
+
+// This lane's part of the diagonal sums: where its partials go and which of its
+// same-side pairs lie on or above the main diagonal.
+struct DiagonalLane {
+    int offset[4];
+    bool upper0, upper1;
+
+    __device__ explicit DiagonalLane(int lane) {
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            offset[s] = diagonal_scatter.offset[lane][s];
+        }
+        const int g = lane >> 2, t = lane & 3;
+        upper0 = 2 * t >= g;
+        upper1 = 2 * t + 1 >= g;
+    }
+
+    // Splits tile `acc` into its four per-lane diagonal partials: returns carry + the
+    // lower parts (output chunk J - 1 when acc is T_J) and leaves the upper parts in
+    // carry. A zero acc (after the strip's last tile) flushes the carry.
+    __device__ void split(const float (&acc)[2][4], float (&carry)[4], float (&total)[4]) const {
+        const float s0 = acc[0][0] + acc[1][2], s1 = acc[0][1] + acc[1][3];
+        total[0] = carry[0] + (upper0 ? 0.f : s0);
+        total[1] = carry[1] + (upper1 ? 0.f : s1);
+        total[2] = carry[2] + acc[0][2];
+        total[3] = carry[3] + acc[0][3];
+        carry[0] = upper0 ? s0 : 0.f;
+        carry[1] = upper1 ? s1 : 0.f;
+        carry[2] = acc[1][0];
+        carry[3] = acc[1][1];
+    }
+
+    // Scatters two rows' partials (q = 0, 1) and returns, for lane L, the diagonal sum
+    // L % 16 of row L / 16.
+    __device__ float gather(float *buffer, const float (&total0)[4], const float (&total1)[4], int lane) const {
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            buffer[offset[s]] = total0[s];
+            buffer[reduce_row_floats + offset[s]] = total1[s];
+        }
+        __syncwarp();
+        const float *mine = buffer + 4 * lane;  // row lane / 16, diagonal lane % 16
+        const float4 u = *reinterpret_cast<const float4 *>(mine);
+        const float4 v = *reinterpret_cast<const float4 *>(mine + reduce_half_floats);
+        __syncwarp();
+        return ((u.x + u.y) + (u.z + u.w)) + ((v.x + v.y) + (v.z + v.w));
+    }
+};
+
 template <int NB, typename Out, bool Atomic>
 __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(FusedParams p) {
     constexpr int rows = block_rows + NB * frag;  // staged image rows
@@ -65,7 +178,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     __half *ks = reinterpret_cast<__half *>(smem);
     __half *win = ks + NB * frag * p.ldk;
-    float *scratch = reinterpret_cast<float *>(win + rows * p.pitch) + warp * tile_pair_floats;
+    float *buffer = reinterpret_cast<float *>(win + rows * p.pitch) + warp * reduce_floats;
 
     const int k0 = blockIdx.y * block_rows;
     const int J0 = blockIdx.x * p.strip_chunks;
@@ -74,85 +187,146 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
 
     // Step J computes tiles J .. J+CH-1, reading chunks J .. J+CH+na-2, while the
     // chunks of the next step arrive: 2 CH + na - 1 chunks live in the ring.
+    const ChunkRows<rows> source(p.io.img, k0);
     ChunkStager<rows> stager[CH];
     uint32_t bad = 0;  // bit i: chunk J + i holds an Inf or NaN
+    int fill_slot = J0 % p.slots;
     for (int i = 0; i < p.na + CH - 1; i++) {
-        stager[0].load(p.io.img, k0, J0 + i);
-        bad |= uint32_t(__syncthreads_or(stager[0].store(win, p.pitch, (J0 + i) % p.slots))) << i;
+        stager[0].load(source, J0 + i);
+        bad |= uint32_t(__syncthreads_or(stager[0].store(win, p.pitch, fill_slot))) << i;
+        fill_slot = fill_slot + 1 == p.slots ? 0 : fill_slot + 1;
     }
 
-    const int d = lane & 15, pick = lane >> 4;  // this lane's diagonal and tile of each pair
-    float carry[rows_per_warp / 2] = {};
+    // ldmatrix addresses of this lane: A = K^T from ks (kernel rows are A's columns, so
+    // transposed), B = the window rows (image rows are B's rows, so transposed too).
+    const uint32_t a_lane = shared_address(ks + ((lane >> 4) * 8 + (lane & 7)) * p.ldk + ((lane >> 3) & 1) * 8);
+    const uint32_t b_lane =
+        shared_address(win + (warp + ((lane >> 3) & 1) * 8 + (lane & 7)) * p.pitch + (lane >> 4) * 8);
+    const DiagonalLane diag(lane);
+    float carry[rows_per_warp][4] = {};
+
+    // Tile J's product with kernel column fragment a, whose A fragments are fa, reading
+    // the chunk in `slot`. Row w + 8r with kernel-row fragment b reads window rows
+    // w + 8(r + 2b): one B load serves that whole anti-diagonal.
+    auto product_with = [&](float(&acc)[rows_per_warp][2][4], const uint32_t(&fa)[NB][4], int slot) {
+        const uint32_t b_col = b_lane + 2u * uint32_t(slot * frag);
+#pragma unroll
+        for (int t = 0; t < 2 * NB + 2; t++) {
+            uint32_t fb[4];
+            ldmatrix_x4_trans(fb, b_col + 2u * uint32_t(8 * t * p.pitch));
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                const int r = t - 2 * b;
+                if (r >= 0 && r < rows_per_warp) {
+                    mma_m16n8k16(acc[r][0], fa[b], fb[0], fb[1]);
+                    mma_m16n8k16(acc[r][1], fa[b], fb[2], fb[3]);
+                }
+            }
+        }
+    };
+
+    // Short, narrow kernels (both at most 32): their A fragments stay in registers for the
+    // whole strip instead of being reloaded for every tile.
+    constexpr int cached_columns = NB <= 2 ? 2 : 1;
+    const bool cached = NB <= 2 && p.na <= cached_columns;
+    uint32_t fa_cached[cached_columns][NB][4] = {};
+    if (cached) {
+#pragma unroll
+        for (int a = 0; a < cached_columns; a++) {
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                if (a < p.na) {
+                    ldmatrix_x4_trans(fa_cached[a][b], a_lane + 2u * uint32_t(a * frag + b * frag * p.ldk));
+                }
+            }
+        }
+    }
+
+    // Output rows of the pair (2 pr, 2 pr + 1) reduced together: lanes 0..15 get row 2 pr.
+    const int d = lane & 15;
+    auto row_of = [&](int pr) { return k0 + warp + 8 * (2 * pr + (lane >> 4)); };
+
+    int slot0 = J0 % p.slots;
     for (int J = J0; J < J1; J += CH) {
         const bool more = J + CH < J1;
         if (more) {
 #pragma unroll
             for (int c = 0; c < CH; c++) {
-                stager[c].load(p.io.img, k0, J + CH + p.na - 1 + c);
+                stager[c].load(source, J + CH + p.na - 1 + c);
             }
         }
         for (int c = 0; c < CH && J + c < J1; c++) {
             const int tile = J + c;
             const bool exact = ((bad >> c) & ((1u << p.na) - 1)) != 0;
-            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[rows_per_warp];
+            float acc[rows_per_warp][2][4] = {};
             if (!exact) {
+                if (cached) {
+                    int slot = slot0;
 #pragma unroll
-                for (int r = 0; r < rows_per_warp; r++) {
-                    wmma::fill_fragment(acc[r], 0.f);
-                }
-                for (int a = 0; a < p.na; a++) {
-                    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::col_major> fa[NB];
-#pragma unroll
-                    for (int b = 0; b < NB; b++) {
-                        wmma::load_matrix_sync(fa[b], ks + b * frag * p.ldk + a * frag, p.ldk);
-                    }
-                    const __half *col = win + ((tile + a) % p.slots) * frag + warp * p.pitch;
-                    // Row w + 8r with y fragment b reads window rows w + 8(r + 2b): one
-                    // load of B serves every (r, b) on that anti-diagonal.
-#pragma unroll
-                    for (int t = 0; t < 2 * NB + 2; t++) {
-                        wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
-                        wmma::load_matrix_sync(fb, col + 8 * t * p.pitch, p.pitch);
-#pragma unroll
-                        for (int b = 0; b < NB; b++) {
-                            const int r = t - 2 * b;
-                            if (r >= 0 && r < rows_per_warp) {
-                                wmma::mma_sync(acc[r], fa[b], fb, acc[r]);
-                            }
+                    for (int a = 0; a < cached_columns; a++) {
+                        if (a < p.na) {
+                            product_with(acc, fa_cached[a], slot);
+                            slot = slot + 1 == p.slots ? 0 : slot + 1;
                         }
                     }
+                } else {
+                    int slot = slot0;
+                    for (int a = 0; a < p.na; a++) {
+                        const uint32_t a_col = a_lane + 2u * uint32_t(a * frag);
+                        if constexpr (NB <= 4) {
+                            uint32_t fa[NB][4];
+#pragma unroll
+                            for (int b = 0; b < NB; b++) {
+                                ldmatrix_x4_trans(fa[b], a_col + 2u * uint32_t(b * frag * p.ldk));
+                            }
+                            product_with(acc, fa, slot);
+                        } else {
+                            // Tall kernels: A fragments one at a time (registers).
+                            const uint32_t b_col = b_lane + 2u * uint32_t(slot * frag);
+#pragma unroll
+                            for (int b = 0; b < NB; b++) {
+                                uint32_t fa[4];
+                                ldmatrix_x4_trans(fa, a_col + 2u * uint32_t(b * frag * p.ldk));
+#pragma unroll
+                                for (int r = 0; r < rows_per_warp; r++) {
+                                    uint32_t fb[4];
+                                    ldmatrix_x4_trans(fb, b_col + 2u * uint32_t(8 * (r + 2 * b) * p.pitch));
+                                    mma_m16n8k16(acc[r][0], fa, fb[0], fb[1]);
+                                    mma_m16n8k16(acc[r][1], fa, fb[2], fb[3]);
+                                }
+                            }
+                        }
+                        slot = slot + 1 == p.slots ? 0 : slot + 1;
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int r = 0; r < rows_per_warp; r++) {
+                    skewed_fragments_exact(acc[r], ks, p.ldk, win, p.pitch, p.slots, slot0, p.na, p.io.ker.width,
+                                           p.io.ker.height, warp + 8 * r);
                 }
             }
+            slot0 = slot0 + 1 == p.slots ? 0 : slot0 + 1;
 #pragma unroll
             for (int pr = 0; pr < rows_per_warp / 2; pr++) {
-                float *t0 = scratch, *t1 = scratch + tile_second_offset;
-                if (exact) {
-                    skewed_tile_exact(t0, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.io.ker.width, p.io.ker.height,
-                                      warp + 16 * pr);
-                    skewed_tile_exact(t1, ks, p.ldk, win, p.pitch, p.slots, tile, p.na, p.io.ker.width, p.io.ker.height,
-                                      warp + 16 * pr + 8);
-                } else {
-                    wmma::store_matrix_sync(t0, acc[2 * pr], tile_ld, wmma::mem_row_major);
-                    wmma::store_matrix_sync(t1, acc[2 * pr + 1], tile_ld, wmma::mem_row_major);
-                }
-                __syncwarp();
-                float upper, lower;
-                diagonal_sums(pick ? t1 : t0, d, upper, lower);
-                __syncwarp();
-                const int k = k0 + warp + 16 * pr + 8 * pick;
+                float total0[4], total1[4];
+                diag.split(acc[2 * pr], carry[2 * pr], total0);
+                diag.split(acc[2 * pr + 1], carry[2 * pr + 1], total1);
+                const float sum = diag.gather(buffer, total0, total1, lane);
+                const int k = row_of(pr);
                 if (tile > J0) {
-                    p.io.store<Out>((tile - 1) * frag + d, k, carry[pr] + lower);
+                    p.io.store<Out>((tile - 1) * frag + d, k, sum);
                 } else if (J0 > 0) {
-                    emit_partial<Out, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, lower);
+                    emit_partial<Out, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, sum);
                 }
-                carry[pr] = upper;
             }
         }
         if (more) {
             bool b = false;
 #pragma unroll
             for (int c = 0; c < CH; c++) {
-                b |= stager[c].store(win, p.pitch, (J + CH + p.na - 1 + c) % p.slots);
+                b |= stager[c].store(win, p.pitch, fill_slot);
+                fill_slot = fill_slot + 1 == p.slots ? 0 : fill_slot + 1;
             }
             // One barrier for the step: a non-finite sample marks all its new chunks.
             const uint32_t any = __syncthreads_or(b) ? (1u << CH) - 1 : 0u;
@@ -160,9 +334,14 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
         }
     }
     if (J1 < p.jtot) {
+        const float none[2][4] = {};
 #pragma unroll
         for (int pr = 0; pr < rows_per_warp / 2; pr++) {
-            emit_partial<Out, Atomic>(p, k0 + warp + 16 * pr + 8 * pick, blockIdx.x, 0, J1 - 1, d, carry[pr]);
+            float total0[4], total1[4];
+            diag.split(none, carry[2 * pr], total0);
+            diag.split(none, carry[2 * pr + 1], total1);
+            const float sum = diag.gather(buffer, total0, total1, lane);
+            emit_partial<Out, Atomic>(p, row_of(pr), blockIdx.x, 0, J1 - 1, d, sum);
         }
     }
 }
@@ -193,19 +372,31 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     p.io = call.problem;
     p.na = (p.io.ker.width + frag - 1) / frag;
     const int nb = (p.io.ker.height + frag - 1) / frag;
-    p.ldk = odd_fragment_multiple(p.na * frag);
+    p.ldk = ldmatrix_pitch(p.na * frag);
     p.slots = p.na + 2 * chunks_per_step(nb) - 1;
-    p.pitch = odd_fragment_multiple(p.slots * frag);
+    p.pitch = ldmatrix_pitch(p.slots * frag);
     p.jtot = (p.io.out_width + frag - 1) / frag + 1;
     const int row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
-    p.strip_chunks = strip_chunks_for(p.jtot, row_blocks);
-    const int strips = (p.jtot + p.strip_chunks - 1) / p.strip_chunks;
-    p.boundaries = strips - 1;
     const int rows = block_rows + nb * frag;
     const size_t smem = size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
-                        size_t(warps_per_block * tile_pair_floats) * sizeof(float);
+                        size_t(warps_per_block * reduce_floats) * sizeof(float);
 
-    cudaError_t e = cudaSuccess;
+    cudaError_t e = with_row_fragments(nb, [&](auto NB) {
+        constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
+        cudaError_t f = allow_opt_in_shared_memory<kernel>();
+        int resident = 0;
+        if (f == cudaSuccess) {
+            f = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads_per_block, smem);
+        }
+        p.strip_chunks = strip_chunks_for_waves(p.jtot, row_blocks, resident, p.na + chunks_per_step(nb) - 1);
+        return f;
+    });
+    if (e != cudaSuccess) {
+        return report_cuda_error(uc, name, "configuring the kernel", e);
+    }
+    const int strips = (p.jtot + p.strip_chunks - 1) / p.strip_chunks;
+    p.boundaries = strips - 1;
+
     const unsigned edge_blocks = unsigned((int64_t(p.io.out_height) * p.boundaries * frag + 255) / 256);
     if (!Atomic && p.boundaries > 0) {
         e = cudaMallocAsync(reinterpret_cast<void **>(&p.partials),
@@ -220,11 +411,8 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     }
     if (e == cudaSuccess) {
         e = with_row_fragments(nb, [&](auto NB) {
-            constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
-            if (const cudaError_t f = allow_opt_in_shared_memory<kernel>(); f != cudaSuccess) {
-                return f;
-            }
-            kernel<<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
+            im2tensor_fused_kernel<NB.value, Out, Atomic>
+                <<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
             return cudaGetLastError();
         });
     }

@@ -1,4 +1,5 @@
 // Host side of the Halide extern convention shared by the tensor-core entry points.
+#include <algorithm>
 #include <string>
 
 #include "HalideRuntimeCuda.h"
@@ -112,6 +113,28 @@ int finish_extern_call(void *user_context, const char *name, const char *what, c
 int strip_chunks_for(int chunks, int row_blocks) {
     const int strips = (4 * device_sm_count() + row_blocks - 1) / row_blocks;
     return (chunks + strips - 1) / strips;
+}
+
+int strip_chunks_for_waves(int chunks, int row_blocks, int resident_per_sm, int prologue_chunks) {
+    const int64_t resident = int64_t(std::max(resident_per_sm, 1)) * device_sm_count();
+    int best = chunks;
+    int64_t best_cost = -1;
+    for (int strips = 1; strips <= chunks; strips++) {
+        const int per_strip = (chunks + strips - 1) / strips;
+        if (strips > 1 && (chunks + per_strip - 1) / per_strip < strips) {
+            continue;  // same strips as a smaller count
+        }
+        const int64_t waves = (int64_t(strips) * row_blocks + resident - 1) / resident;
+        const int64_t cost = waves * (per_strip + prologue_chunks);
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            best = per_strip;
+        }
+        if (waves > 8) {
+            break;  // many waves balance themselves; more strips only add boundaries
+        }
+    }
+    return best;
 }
 
 int device_sm_count() {

@@ -68,37 +68,63 @@ __device__ inline void stage_kernel(__half *ks, int ldk, int rows, const View<co
 // A ring of image column chunks in shared memory: Rows image rows from row0, chunk q
 // (image columns 16q .. 16q+15) in slot q % slots; win[row * pitch + slot * 16 + c].
 // Samples outside the image are staged as zeros, so no thread reads out of bounds.
-// Each thread moves the same column pairs of every chunk: loads go to registers first
-// (load) so they are in flight during the tensor-core work, then to shared memory
-// (store), which reports whether any staged sample was Inf or NaN. Global rows need
-// not be 4-byte aligned, so the pair is two 16-bit loads and one 32-bit store.
+// Each thread moves the same column pair (c, c + 1) of rows r, r + 32, ... of every
+// chunk; ChunkRows holds where those rows start, computed once per block.
 template <int Rows>
-struct ChunkStager {
+struct ChunkRows {
     static constexpr int pairs_per_thread = (Rows * 8 + threads_per_block - 1) / threads_per_block;
-    uint32_t held[pairs_per_thread];
+    const uint16_t *row[pairs_per_thread];  // this thread's column pair of chunk 0; null outside the image
+    int width;
+    bool aligned;  // every pair starts 4 bytes aligned: one 32-bit load per pair
 
-    __device__ void load(const View<const __half> &img, int row0, int q) {
+    __device__ ChunkRows(const View<const __half> &img, int row0) : width(img.width) {
         const uint16_t *src = reinterpret_cast<const uint16_t *>(img.data);
+        aligned = (reinterpret_cast<uintptr_t>(src) & 3u) == 0 && img.stride % 2 == 0;
 #pragma unroll
         for (int i = 0; i < pairs_per_thread; i++) {
-            const int e = threadIdx.x + i * threads_per_block;
-            const int r = e >> 3, x = q * frag + 2 * (e & 7), y = row0 + r;
-            const bool row_ok = r < Rows && y < img.height;
-            const uint16_t *p = src + int64_t(y) * img.stride + x;
-            const uint32_t lo = row_ok && x < img.width ? __ldg(p) : 0u;
-            const uint32_t hi = row_ok && x + 1 < img.width ? __ldg(p + 1) : 0u;
-            held[i] = lo | (hi << 16);
+            const int r = (threadIdx.x >> 3) + i * (threads_per_block / 8), y = row0 + r;
+            row[i] = r < Rows && y < img.height ? src + int64_t(y) * img.stride + column() : nullptr;
+        }
+    }
+    __device__ static int column() {
+        return 2 * (threadIdx.x & 7);
+    }
+};
+
+// Loads go to registers first (load) so they are in flight during the tensor-core work,
+// then to shared memory (store), which reports whether any staged sample was Inf or NaN.
+template <int Rows>
+struct ChunkStager {
+    static constexpr int pairs_per_thread = ChunkRows<Rows>::pairs_per_thread;
+    uint32_t held[pairs_per_thread];
+
+    __device__ void load(const ChunkRows<Rows> &rows, int q) {
+        const int x = q * frag + ChunkRows<Rows>::column();
+#pragma unroll
+        for (int i = 0; i < pairs_per_thread; i++) {
+            uint32_t v = 0;
+            if (rows.row[i] != nullptr) {
+                const uint16_t *p = rows.row[i] + q * frag;
+                if (rows.aligned && x + 1 < rows.width) {
+                    v = __ldg(reinterpret_cast<const uint32_t *>(p));
+                } else {
+                    const uint32_t lo = x < rows.width ? __ldg(p) : 0u;
+                    const uint32_t hi = x + 1 < rows.width ? __ldg(p + 1) : 0u;
+                    v = lo | (hi << 16);
+                }
+            }
+            held[i] = v;
         }
     }
 
     // right_halves (optional, same pitch): the chunk's columns 8..15 again at the start
     // of their slot, 32-byte aligned for 8-column-wide fragments.
     __device__ bool store(__half *win, int pitch, int slot, __half *right_halves = nullptr) const {
+        const int c = ChunkRows<Rows>::column();
         bool bad = false;
 #pragma unroll
         for (int i = 0; i < pairs_per_thread; i++) {
-            const int e = threadIdx.x + i * threads_per_block;
-            const int r = e >> 3, c = 2 * (e & 7);
+            const int r = (threadIdx.x >> 3) + i * (threads_per_block / 8);
             if (r < Rows) {
                 const int at = r * pitch + slot * frag + c;
                 *reinterpret_cast<uint32_t *>(win + at) = held[i];
@@ -142,26 +168,45 @@ __device__ inline void diagonal_sums(const float *tile, int d, float &upper, flo
 
 // Exact (CUDA-core) stand-in for the tensor-core product tile, used only where staged
 // samples are not finite: zero-padded taps would turn Inf into NaN (0 * Inf) at pixels
-// outside the footprint. Fills the 16x16 skewed tile
-//   D(i, c) = sum_{a < na, x = 16a+i < kw} sum_{y < kh} K(x, y) I(chunk0 + a, c; row + y)
-// in the warp's scratch, with chunk slots taken modulo `slots`.
+// outside the footprint. Element (i, c) of the skewed tile
+//   D(i, c) = sum_{a < na, x = 16a+i < kw} sum_{y < kh} K(x, y) I(chunk0 + a, c; row + y),
+// chunk slots taken modulo `slots`.
+__device__ inline float skewed_element_exact(const __half *ks, int ldk, const __half *win, int pitch, int slots,
+                                             int chunk0, int na, int kw, int kh, int row, int i, int c) {
+    float s = 0.f;
+    for (int a = 0; a < na; a++) {
+        const int x = a * frag + i;
+        if (x >= kw) {
+            break;
+        }
+        const __half *col = win + ((chunk0 + a) % slots) * frag + c;
+        for (int y = 0; y < kh; y++) {
+            s += __half2float(ks[y * ldk + x]) * __half2float(col[(row + y) * pitch]);
+        }
+    }
+    return s;
+}
+
+// The whole tile into the warp's scratch (row-major, ld tile_ld).
 __device__ inline void skewed_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch,
                                          int slots, int chunk0, int na, int kw, int kh, int row) {
     const int lane = threadIdx.x & 31;
     for (int e = lane; e < frag * frag; e += 32) {
         const int i = e >> 4, c = e & 15;
-        float s = 0.f;
-        for (int a = 0; a < na; a++) {
-            const int x = a * frag + i;
-            if (x >= kw) {
-                break;
-            }
-            const __half *col = win + ((chunk0 + a) % slots) * frag + c;
-            for (int y = 0; y < kh; y++) {
-                s += __half2float(ks[y * ldk + x]) * __half2float(col[(row + y) * pitch]);
-            }
+        tile[i * tile_ld + c] = skewed_element_exact(ks, ldk, win, pitch, slots, chunk0, na, kw, kh, row, i, c);
+    }
+}
+
+// The tile as this lane's elements of two m16n8 C fragments (columns 0..7 and 8..15;
+// layout in tc_mma.cuh).
+__device__ inline void skewed_fragments_exact(float (&acc)[2][4], const __half *ks, int ldk, const __half *win,
+                                              int pitch, int slots, int chunk0, int na, int kw, int kh, int row) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    for (int h = 0; h < 2; h++) {
+        for (int e = 0; e < 4; e++) {
+            const int i = g + 8 * (e >> 1), c = 8 * h + 2 * t + (e & 1);
+            acc[h][e] = skewed_element_exact(ks, ldk, win, pitch, slots, chunk0, na, kw, kh, row, i, c);
         }
-        tile[i * tile_ld + c] = s;
     }
 }
 
@@ -231,6 +276,11 @@ int device_sm_count();
 // Column chunks per block strip so that strips x row_blocks blocks make about four
 // blocks per SM (fewer strips mean fewer boundary partial sums).
 int strip_chunks_for(int chunks, int row_blocks);
+
+// Column chunks per block strip for a kernel of which resident_per_sm blocks fit on an
+// SM: the strip count that finishes soonest, counting whole waves of blocks and the
+// prologue_chunks each block stages before its first tile; ties go to fewer strips.
+int strip_chunks_for_waves(int chunks, int row_blocks, int resident_per_sm, int prologue_chunks);
 
 // Lets Kernel launch with up to the device's opt-in shared memory; set once per kernel.
 template <auto Kernel>
