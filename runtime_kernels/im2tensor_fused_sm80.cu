@@ -37,17 +37,20 @@ struct FusedParams {
     int boundaries;    // strips - 1
 };
 
+// A boundary chunk's partial sum (atomic: added into the output; kept out of line, where
+// inlined it costs the main loop registers and spills).
+template <typename Out>
+__device__ __noinline__ void add_partial(const Problem &io, int j, int k, float v) {
+    if (j < io.out_width && k < io.out_height) {
+        atomicAdd(io.at<Out>(j, k), to_output<Out>(v));
+    }
+}
+
 template <typename Out, bool Atomic>
 __device__ void emit_partial(const FusedParams &p, int k, int boundary, int side, int chunk, int d, float v) {
-    if (k >= p.io.out_height) {
-        return;
-    }
     if constexpr (Atomic) {
-        const int j = chunk * frag + d;
-        if (j < p.io.out_width) {
-            atomicAdd(p.io.at<Out>(j, k), to_output<Out>(v));
-        }
-    } else {
+        add_partial<Out>(p.io, chunk * frag + d, k, v);
+    } else if (k < p.io.out_height) {
         p.partials[(int64_t(k) * p.boundaries + boundary) * 32 + side * frag + d] = v;
     }
 }
