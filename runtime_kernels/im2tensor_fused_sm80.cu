@@ -8,9 +8,10 @@
 // fragments a, K^T(16a.., :) S(:, 16(J+a)..), so the Tr+ diagonals of P already add up
 // across fragments inside the tensor cores and only a 16-wide diagonal sum is left per
 // output (instead of kw), and that sum is taken on the accumulators in registers (see
-// DiagonalLane), never through a tile in shared memory. Output chunk J is complete once tiles J and J+1 are summed;
-// a block walks its strip left to right carrying the upper diagonals in registers, so
-// the only partial sums are the 16 outputs at each strip boundary:
+// DiagonalLane), never through a tile in shared memory. Output chunk J is complete once
+// tiles J and J+1 are summed; a block walks its strip left to right carrying the upper
+// diagonals in registers, so the only partial sums are the 16 outputs at each strip
+// boundary:
 //   - fused: each side writes them into the partial-sum buffer C, two rows per strip
 //     boundary (the row-reuse rule of eq. 18-19 with one block row: blocks two strips
 //     apart never share a diagonal), and a recombination kernel adds the two;
