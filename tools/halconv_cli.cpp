@@ -5,8 +5,7 @@
 #include "halconv/halconv.h"
 
 #include "HalideRuntimeCuda.h"
-
-#include <png.h>
+#include "image_io.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,40 +18,27 @@
 
 namespace {
 
-Halide::Runtime::Buffer<float> read_gray_png(const std::string &path) {
-    png_image image{};
-    image.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_file(&image, path.c_str())) {
-        throw halconv::Error("cannot read " + path + ": " + image.message);
-    }
-    image.format = PNG_FORMAT_GRAY;
-    std::vector<uint8_t> pixels(PNG_IMAGE_SIZE(image));
-    if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
-        throw halconv::Error("cannot decode " + path + ": " + image.message);
-    }
-    Halide::Runtime::Buffer<float> out(static_cast<int>(image.width), static_cast<int>(image.height));
-    out.for_each_element([&](int x, int y) { out(x, y) = pixels[size_t(y) * image.width + x] / 255.0f; });
+// The demo filters one channel: gray as it is, colour as Rec. 601 luma.
+Halide::Runtime::Buffer<float> read_gray(const std::string &path) {
+    const halconv::io::Image image = halconv::io::read_png(path);
+    Halide::Runtime::Buffer<float> out(image.width, image.height);
+    out.for_each_element([&](int x, int y) {
+        const size_t i = size_t(y) * image.width + x;
+        out(x, y) = image.channels.size() == 1
+                        ? static_cast<float>(image.channels[0][i])
+                        : static_cast<float>(0.299 * image.channels[0][i] + 0.587 * image.channels[1][i] +
+                                             0.114 * image.channels[2][i]);
+    });
     return out;
 }
 
-// Written to a temporary name and renamed, so a failure leaves no partial file.
-void write_gray_png(const std::string &path, const Halide::Runtime::Buffer<float> &img) {
-    std::vector<uint8_t> pixels(size_t(img.width()) * img.height());
-    img.for_each_element([&](int x, int y) {
-        pixels[size_t(y) * img.width() + x] =
-            static_cast<uint8_t>(std::lround(std::clamp(img(x, y), 0.0f, 1.0f) * 255.0f));
-    });
-    png_image image{};
-    image.version = PNG_IMAGE_VERSION;
-    image.width = static_cast<png_uint_32>(img.width());
-    image.height = static_cast<png_uint_32>(img.height());
-    image.format = PNG_FORMAT_GRAY;
-    const std::string tmp = path + ".tmp";
-    if (!png_image_write_to_file(&image, tmp.c_str(), 0, pixels.data(), 0, nullptr)) {
-        std::filesystem::remove(tmp);
-        throw halconv::Error("cannot write " + path + ": " + image.message);
-    }
-    std::filesystem::rename(tmp, path);
+void write_gray(const std::string &path, const Halide::Runtime::Buffer<float> &img) {
+    halconv::io::Image image;
+    image.width = img.width();
+    image.height = img.height();
+    image.channels.assign(1, std::vector<double>(size_t(img.width()) * img.height()));
+    img.for_each_element([&](int x, int y) { image.channels[0][size_t(y) * img.width() + x] = img(x, y); });
+    halconv::io::write_png(path, image);
 }
 
 struct Row {
@@ -87,7 +73,7 @@ int demo(int argc, char **argv) {
         }
     }
     std::filesystem::create_directories(out_dir);
-    Halide::Runtime::Buffer<float> image = read_gray_png(input);
+    Halide::Runtime::Buffer<float> image = read_gray(input);
     std::printf("input %s: %d x %d, device %s\n", input.c_str(), image.width(), image.height(),
                 halconv::to_string(device));
 
@@ -124,7 +110,7 @@ int demo(int argc, char **argv) {
         }
         std::sort(ms.begin(), ms.end());
         rows.push_back({filter, halconv::to_string(d.algorithm), ms[ms.size() / 2]});
-        write_gray_png(out_dir + "/" + filter + "_" + halconv::to_string(d.algorithm) + ".png", out);
+        write_gray(out_dir + "/" + filter + "_" + halconv::to_string(d.algorithm) + ".png", out);
     };
     run("gaussian31", gaussian, halconv::Algorithm::automatic);
     for (halconv::Algorithm a : {halconv::Algorithm::naive, halconv::Algorithm::shared_tiled,

@@ -1,0 +1,39 @@
+// Image files for the halconv tool and tests (internal, not part of the installed API):
+// PNG through libpng. Every failure is a halconv::Error that names the file and says what
+// was wrong; writes go to a temporary file in the same directory that is renamed into
+// place, so a failed write leaves no partial output.
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace halconv::io {
+
+// A decoded image, planar: channel c's sample (x, y) is channels[c][y * width + x].
+// PNG samples are normalized to [0, 1] (value / (2^bit_depth - 1)).
+struct Image {
+    int width = 0;
+    int height = 0;
+    std::vector<std::vector<double>> channels;  // 1 (gray) or 3 (RGB): the ones to filter
+    std::vector<double> alpha;                  // empty when the file has no alpha; passed through
+    int bit_depth = 8;                          // of the PNG samples: 8 or 16
+
+    bool has_alpha() const { return !alpha.empty(); }
+};
+
+// Reads an 8- or 16-bit PNG: gray, gray + alpha, RGB or RGBA. Palette images become RGB,
+// gray depths below 8 become 8-bit, a tRNS chunk becomes alpha.
+Image read_png(const std::string &path);
+
+// Writes gray / gray + alpha / RGB / RGBA at image.bit_depth, each sample clamped to
+// [0, 1] and rounded to the nearest code; NaN is written as 0.
+void write_png(const std::string &path, const Image &image);
+
+// Creates path through a temporary file beside it: write(file) fills it; on success the
+// file is flushed, closed and renamed over path, on any failure (write throws, or the
+// flush, close or rename fails) it is removed and a halconv::Error names path.
+void write_atomically(const std::string &path, const std::function<void(std::FILE *)> &write);
+
+}  // namespace halconv::io
