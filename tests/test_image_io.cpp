@@ -1,6 +1,7 @@
 // PNG reading and writing (src/io): exact round trips for every supported layout and
 // depth, palette and low-depth files expanded, clamping and rounding on write, and the
 // error paths — each a halconv::Error naming the file, with no partial output left.
+#include <fitsio.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <png.h>
@@ -240,6 +241,145 @@ TEST_F(ImageIo, FailedWritesLeaveNoFile) {
                  halconv::Error);
     EXPECT_EQ(read_bytes(existing), "old contents");
     EXPECT_EQ(entries().size(), 2u);  // target/ and existing.png
+}
+
+}  // namespace
+
+namespace {
+
+// A FITS file of any BITPIX written with cfitsio directly: raw integer (or float) codes,
+// optional BSCALE/BZERO and BLANK, and the axes given.
+void write_raw_fits(const std::string &path, int bitpix, std::vector<long> axes, const std::vector<double> &raw,
+                    double bscale = 1.0, double bzero = 0.0, const long long *blank = nullptr) {
+    fitsfile *f = nullptr;
+    int status = 0;
+    fits_create_diskfile(&f, path.c_str(), &status);
+    fits_create_img(f, bitpix, int(axes.size()), axes.data(), &status);
+    if (bscale != 1.0 || bzero != 0.0) {
+        fits_write_key(f, TDOUBLE, "BSCALE", &bscale, nullptr, &status);
+        fits_write_key(f, TDOUBLE, "BZERO", &bzero, nullptr, &status);
+        fits_set_bscale(f, 1.0, 0.0, &status);  // write the codes as given
+    }
+    if (blank != nullptr) {
+        long long b = *blank;
+        fits_write_key(f, TLONGLONG, "BLANK", &b, nullptr, &status);
+    }
+    if (!raw.empty()) {
+        fits_write_img(f, TDOUBLE, 1, long(raw.size()), const_cast<double *>(raw.data()), &status);
+    }
+    fits_close_file(f, &status);
+    ASSERT_EQ(status, 0) << "test file " << path;
+}
+
+TEST_F(ImageIo, FitsFloatRoundTrip) {
+    std::uniform_real_distribution<double> u(-1e6, 1e6);
+    for (int bitpix : {-32, -64}) {
+        for (auto [w, h] : {std::pair{1, 1}, {5, 3}, {33, 70}}) {
+            halconv::io::FitsImage in;
+            in.width = w;
+            in.height = h;
+            in.bitpix = bitpix;
+            in.data.resize(size_t(w) * h);
+            for (double &v : in.data) {
+                v = u(halconv::test::rng());
+            }
+            in.data[0] = std::nan("");
+            const std::string p = path("round.fits");
+            halconv::io::write_fits(p, in);
+            const halconv::io::FitsImage out = halconv::io::read_fits(p);
+            ASSERT_EQ(out.width, w);
+            ASSERT_EQ(out.height, h);
+            EXPECT_EQ(out.bitpix, bitpix);
+            EXPECT_TRUE(std::isnan(out.data[0]));
+            for (size_t i = 1; i < in.data.size(); i++) {
+                const double expected = bitpix == -32 ? double(float(in.data[i])) : in.data[i];
+                ASSERT_EQ(out.data[i], expected) << "sample " << i << ", BITPIX " << bitpix;
+            }
+            EXPECT_EQ(fs::file_size(p) % 2880, 0u);
+            EXPECT_EQ(entries(), std::vector<std::string>{"round.fits"});
+        }
+    }
+}
+
+TEST_F(ImageIo, FitsIntegerBitpixScaledToFloat) {
+    // 3 x 2, NAXIS1 = 3 is the width; codes chosen within every type's range.
+    const std::vector<double> codes = {0, 1, 2, 100, 7, 127};
+    const long long blank = 7;
+    for (int bitpix : {8, 16, 32, 64}) {
+        const std::string p = path("int" + std::to_string(bitpix) + ".fits");
+        write_raw_fits(p, bitpix, {3, 2}, codes, 0.5, 10.0, &blank);
+        const halconv::io::FitsImage img = halconv::io::read_fits(p);
+        ASSERT_EQ(img.width, 3);
+        ASSERT_EQ(img.height, 2);
+        EXPECT_EQ(img.bitpix, bitpix);
+        for (size_t i = 0; i < codes.size(); i++) {
+            if (codes[i] == double(blank)) {
+                EXPECT_TRUE(std::isnan(img.data[i])) << "BLANK pixel, BITPIX " << bitpix;
+            } else {
+                EXPECT_EQ(img.data[i], codes[i] * 0.5 + 10.0) << "sample " << i << ", BITPIX " << bitpix;
+            }
+        }
+    }
+    // Unsigned 16-bit the usual way: BITPIX 16 with BZERO 32768.
+    const std::string p = path("uint16.fits");
+    write_raw_fits(p, 16, {2, 1}, {-32768, 32767}, 1.0, 32768.0);
+    EXPECT_EQ(halconv::io::read_fits(p).data, (std::vector<double>{0, 65535}));
+}
+
+TEST_F(ImageIo, FitsAxesOtherThan2dAreRefused) {
+    const std::string flat3d = path("cube1.fits");
+    write_raw_fits(flat3d, -32, {4, 3, 1}, std::vector<double>(12, 1.5));
+    EXPECT_EQ(halconv::io::read_fits(flat3d).data, std::vector<double>(12, 1.5));
+
+    const std::string cube = path("cube2.fits");
+    write_raw_fits(cube, -32, {4, 3, 2}, std::vector<double>(24, 1.0));
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(cube); }), HasSubstr(cube + ": the primary HDU holds no 2D"));
+
+    const std::string line = path("line.fits");
+    write_raw_fits(line, -32, {5}, std::vector<double>(5, 1.0));
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(line); }), HasSubstr("NAXIS = 1"));
+
+    const std::string none = path("none.fits");
+    write_raw_fits(none, 8, {}, {});
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(none); }), HasSubstr("NAXIS = 0"));
+}
+
+TEST_F(ImageIo, BadFitsFilesAreTypedErrorsNamingTheFile) {
+    const std::string good = path("good.fits");
+    halconv::io::FitsImage img;
+    img.width = 40;
+    img.height = 30;
+    img.data.assign(1200, 0.25);
+    halconv::io::write_fits(good, img);
+    const std::string bytes = read_bytes(good);
+
+    const std::string empty = path("empty.fits");
+    write_bytes(empty, "");
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(empty); }), HasSubstr(empty + ": the file is empty"));
+    const std::string text = path("text.fits");
+    write_bytes(text, std::string(3000, 'x'));
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(text); }), HasSubstr(text + ": not a FITS file"));
+    const std::string missing = path("missing.fits");
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(missing); }), HasSubstr(missing));
+    for (size_t cut : {size_t(100), size_t(2880), size_t(2880 + 100), bytes.size() - 2880}) {
+        const std::string truncated = path("truncated.fits");
+        write_bytes(truncated, bytes.substr(0, cut));
+        EXPECT_THAT(error_of([&] { halconv::io::read_fits(truncated); }), HasSubstr(truncated)) << "cut at " << cut;
+    }
+    // A header card made nonsense: NAXIS1 = -5.
+    std::string bad_axis = bytes;
+    const size_t at = bad_axis.find("NAXIS1  =");
+    ASSERT_NE(at, std::string::npos);
+    bad_axis.replace(at + 10, 20, std::string(18, ' ') + "-5");
+    const std::string corrupt = path("corrupt.fits");
+    write_bytes(corrupt, bad_axis);
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(corrupt); }), HasSubstr(corrupt));
+
+    halconv::io::FitsImage int16 = img;
+    int16.bitpix = 16;
+    const std::string out = path("out.fits");
+    EXPECT_THAT(error_of([&] { halconv::io::write_fits(out, int16); }), HasSubstr("allowed -32, -64"));
+    EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+// FITS through cfitsio, from and to memory: the file is read whole and parsed with
+// fits_open_memfile (no extended-filename syntax, no network drivers), and written into
+// a memory file that write_atomically puts in place.
+#include <fitsio.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include "halconv/error.h"
+#include "image_io.h"
+
+namespace halconv::io {
+namespace {
+
+constexpr uint64_t max_pixels = uint64_t(1) << 30;
+
+std::string fits_message(int status) {
+    char text[FLEN_STATUS] = "";
+    fits_get_errstatus(status, text);
+    fits_clear_errmsg();
+    return text;
+}
+
+// Closes the file (if open) whatever happened; a close error only matters on success.
+int close_file(fitsfile *file, int status) {
+    if (file != nullptr) {
+        int close_status = 0;
+        fits_close_file(file, &close_status);
+        if (status == 0) {
+            status = close_status;
+        }
+    }
+    return status;
+}
+
+}  // namespace
+
+FitsImage read_fits(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw Error("cannot read " + path + ": cannot open the file");
+    }
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) {
+        throw Error("cannot read " + path + ": read error");
+    }
+    return read_fits_bytes(path, bytes);
+}
+
+FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &bytes) {
+    if (bytes.empty()) {
+        throw Error("cannot read " + name + ": the file is empty");
+    }
+    if (bytes.size() < 2880 || std::string(bytes.data(), 9) != "SIMPLE  =") {
+        throw Error("cannot read " + name + ": not a FITS file");
+    }
+    // cfitsio reads through these; it does not write to a READONLY memory file.
+    void *buffer = const_cast<char *>(bytes.data());
+    size_t size = bytes.size();
+    fitsfile *file = nullptr;
+    int status = 0;
+    fits_open_memfile(&file, name.c_str(), READONLY, &buffer, &size, 0, nullptr, &status);
+    int bitpix = 0, naxis = 0;
+    long naxes[8] = {};
+    if (status == 0) {
+        fits_get_img_param(file, 8, &bitpix, &naxis, naxes, &status);
+    }
+    if (status != 0) {
+        status = close_file(file, status);
+        throw Error("cannot read " + name + ": invalid FITS header (" + fits_message(status) + ")");
+    }
+    long extra = 1;  // axes beyond the second must be of extent 1
+    for (int a = 2; a < std::min(naxis, 8); a++) {
+        extra *= naxes[a];
+    }
+    if (naxis < 2 || naxis > 8 || extra != 1 || naxes[0] < 1 || naxes[1] < 1) {
+        close_file(file, 0);
+        throw Error("cannot read " + name + ": the primary HDU holds no 2D image (NAXIS = " + std::to_string(naxis) +
+                    "); halconv reads 2D images, NAXIS1 as the width");
+    }
+    if (uint64_t(naxes[0]) * uint64_t(naxes[1]) > max_pixels || naxes[0] > std::numeric_limits<int>::max() ||
+        naxes[1] > std::numeric_limits<int>::max()) {
+        close_file(file, 0);
+        throw Error("cannot read " + name + ": image of " + std::to_string(naxes[0]) + " x " +
+                    std::to_string(naxes[1]) + " is larger than allowed");
+    }
+    // cfitsio's memory driver reads past the end of a truncated buffer without an error.
+    LONGLONG header_start = 0, data_start = 0, data_end = 0;
+    fits_get_hduaddrll(file, &header_start, &data_start, &data_end, &status);
+    if (status != 0 || data_end > LONGLONG(bytes.size())) {
+        status = close_file(file, status);
+        throw Error("cannot read " + name + ": truncated (the header announces " + std::to_string(data_end) +
+                    " bytes, the file has " + std::to_string(bytes.size()) + ")");
+    }
+    FitsImage image;
+    image.width = int(naxes[0]);
+    image.height = int(naxes[1]);
+    image.bitpix = bitpix;
+    image.data.resize(size_t(image.width) * size_t(image.height));
+    // BSCALE / BZERO applied by cfitsio; BLANK (integer null) pixels read as NaN.
+    double null_value = std::numeric_limits<double>::quiet_NaN();
+    int any_null = 0;
+    fits_read_img(file, TDOUBLE, 1, long(image.data.size()), &null_value, image.data.data(), &any_null, &status);
+    status = close_file(file, status);
+    if (status != 0) {
+        throw Error("cannot read " + name + ": invalid or truncated image data (" + fits_message(status) + ")");
+    }
+    return image;
+}
+
+void write_fits(const std::string &path, const FitsImage &image) {
+    if (image.width < 1 || image.height < 1 || image.data.size() != size_t(image.width) * size_t(image.height)) {
+        throw Error("cannot write " + path + ": a FITS image needs width x height > 0 samples");
+    }
+    if (image.bitpix != FLOAT_IMG && image.bitpix != DOUBLE_IMG) {
+        throw Error("cannot write " + path + ": BITPIX " + std::to_string(image.bitpix) + "; allowed -32, -64");
+    }
+    size_t size = 2880 * 4;
+    void *buffer = std::malloc(size);
+    if (buffer == nullptr) {
+        throw Error("cannot write " + path + ": out of memory");
+    }
+    fitsfile *file = nullptr;
+    int status = 0;
+    long naxes[2] = {image.width, image.height};
+    fits_create_memfile(&file, &buffer, &size, 2880 * 16, std::realloc, &status);
+    fits_create_img(file, image.bitpix, 2, naxes, &status);
+    fits_write_img(file, TDOUBLE, 1, long(image.data.size()), const_cast<double *>(image.data.data()), &status);
+    // The memory file's logical size is the HDU's extent, a multiple of 2880 bytes.
+    LONGLONG header_start = 0, data_start = 0, data_end = 0;
+    fits_get_hduaddrll(file, &header_start, &data_start, &data_end, &status);
+    status = close_file(file, status);
+    if (status != 0) {
+        std::free(buffer);
+        throw Error("cannot write " + path + ": " + fits_message(status));
+    }
+    const size_t extent = size_t((data_end + 2879) / 2880 * 2880);
+    try {
+        write_atomically(path, [&](std::FILE *out) {
+            if (std::fwrite(buffer, 1, extent, out) != extent) {
+                throw Error("cannot write " + path + ": short write");
+            }
+        });
+    } catch (...) {
+        std::free(buffer);
+        throw;
+    }
+    std::free(buffer);
+}
+
+}  // namespace halconv::io
