@@ -128,7 +128,7 @@ TEST(KernelSpec, KernelFilesByPath) {
     f.data[4] = std::nan("");
     halconv::io::write_fits(fits, f);
     EXPECT_THAT(error_of(fits), HasSubstr("NaN or infinite tap"));
-    EXPECT_THAT(error_of((dir / "missing.txt").string()), HasSubstr("missing.txt: cannot open"));
+    EXPECT_THAT(error_of((dir / "missing.txt").string()), HasSubstr("missing.txt: no such file"));
     fs::remove_all(dir);
 }
 

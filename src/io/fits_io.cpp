@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "halconv/error.h"
@@ -40,15 +38,7 @@ int close_file(fitsfile *file, int status) {
 }  // namespace
 
 FitsImage read_fits(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw Error("cannot read " + path + ": cannot open the file");
-    }
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        throw Error("cannot read " + path + ": read error");
-    }
-    return read_fits_bytes(path, bytes);
+    return read_fits_bytes(path, read_file(path));
 }
 
 FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &bytes) {

@@ -26,6 +26,8 @@ struct Image {
 // Reads an 8- or 16-bit PNG: gray, gray + alpha, RGB or RGBA. Palette images become RGB,
 // gray depths below 8 become 8-bit, a tRNS chunk becomes alpha.
 Image read_png(const std::string &path);
+// The same from the file's bytes (name for messages only).
+Image read_png_bytes(const std::string &name, const std::vector<char> &bytes);
 
 // Writes gray / gray + alpha / RGB / RGBA at image.bit_depth, each sample clamped to
 // [0, 1] and rounded to the nearest code; NaN is written as 0.
@@ -48,6 +50,10 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
 
 // Writes a float32 or float64 FITS file.
 void write_fits(const std::string &path, const FitsImage &image);
+
+// The whole file; halconv::Error naming path when it is missing, not a regular file or
+// unreadable.
+std::vector<char> read_file(const std::string &path);
 
 // Creates path through a temporary file beside it: write(file) fills it; on success the
 // file is flushed, closed and renamed over path, on any failure (write throws, or the

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <numbers>
@@ -159,12 +158,8 @@ KernelTaps read_kernel_file(const std::string &path) {
         }
         return {img.width, img.height, img.data};
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw Error("kernel file " + path + ": cannot open the file");
-    }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return parse_kernel_text(path, text);
+    const std::vector<char> bytes = read_file(path);
+    return parse_kernel_text(path, std::string(bytes.begin(), bytes.end()));
 }
 
 }  // namespace

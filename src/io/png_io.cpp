@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
+#include <cstring>
 
 #include "halconv/error.h"
 #include "image_io.h"
@@ -40,7 +40,21 @@ struct Decoded {
 };
 
 // Returns false (message in failure) on any libpng error.
-bool decode(std::FILE *file, Decoded &out, Failure &failure) {
+struct Source {
+    const unsigned char *data;
+    size_t size, at;
+};
+
+void read_from_source(png_structp png, png_bytep out, size_t length) {
+    auto *source = static_cast<Source *>(png_get_io_ptr(png));
+    if (length > source->size - source->at) {
+        png_error(png, "unexpected end of file");
+    }
+    std::memcpy(out, source->data + source->at, length);
+    source->at += length;
+}
+
+bool decode(Source &source, Decoded &out, Failure &failure) {
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &failure, on_error, on_warning);
     if (png == nullptr) {
         std::snprintf(failure.message, sizeof failure.message, "out of memory");
@@ -51,7 +65,7 @@ bool decode(std::FILE *file, Decoded &out, Failure &failure) {
         png_destroy_read_struct(&png, info != nullptr ? &info : nullptr, nullptr);
         return false;
     }
-    png_init_io(png, file);
+    png_set_read_fn(png, &source, read_from_source);
     png_read_info(png, info);
     png_set_expand(png);  // palette -> RGB, gray below 8 bits -> 8, tRNS -> alpha
     png_set_interlace_handling(png);
@@ -100,30 +114,25 @@ bool encode(std::FILE *file, png_uint_32 width, png_uint_32 height, int color_ty
     return true;
 }
 
-struct FileCloser {
-    void operator()(std::FILE *f) const { std::fclose(f); }
-};
-
 }  // namespace
 
 Image read_png(const std::string &path) {
-    const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-    if (!file) {
-        throw Error("cannot read " + path + ": cannot open the file");
+    return read_png_bytes(path, read_file(path));
+}
+
+Image read_png_bytes(const std::string &name, const std::vector<char> &bytes) {
+    if (bytes.empty()) {
+        throw Error("cannot read " + name + ": the file is empty");
     }
-    png_byte signature[8] = {};
-    const size_t got = std::fread(signature, 1, sizeof signature, file.get());
-    if (got == 0) {
-        throw Error("cannot read " + path + ": the file is empty");
+    const auto *data = reinterpret_cast<const unsigned char *>(bytes.data());
+    if (bytes.size() < 8 || png_sig_cmp(data, 0, 8) != 0) {
+        throw Error("cannot read " + name + ": not a PNG file");
     }
-    if (got < sizeof signature || png_sig_cmp(signature, 0, sizeof signature) != 0) {
-        throw Error("cannot read " + path + ": not a PNG file");
-    }
-    std::rewind(file.get());
+    Source source{data, bytes.size(), 0};
     Decoded d;
     Failure failure;
-    if (!decode(file.get(), d, failure)) {
-        throw Error("cannot read " + path + ": invalid or truncated PNG (" + failure.message + ")");
+    if (!decode(source, d, failure)) {
+        throw Error("cannot read " + name + ": invalid or truncated PNG (" + failure.message + ")");
     }
     Image image;
     image.width = int(d.width);
@@ -137,13 +146,13 @@ Image read_png(const std::string &path) {
         image.alpha.resize(n);
     }
     const double top = (1 << d.bit_depth) - 1;
-    const int bytes = d.bit_depth == 16 ? 2 : 1;
+    const int sample_bytes = d.bit_depth == 16 ? 2 : 1;
     for (size_t y = 0; y < d.height; y++) {
         const unsigned char *row = d.rows[y];
         for (size_t x = 0; x < d.width; x++) {
             for (int c = 0; c < d.channels; c++) {
-                const unsigned char *s = row + (x * d.channels + c) * bytes;
-                const double v = (bytes == 2 ? (s[0] << 8 | s[1]) : s[0]) / top;
+                const unsigned char *s = row + (x * d.channels + c) * sample_bytes;
+                const double v = (sample_bytes == 2 ? (s[0] << 8 | s[1]) : s[0]) / top;
                 (c < colors ? image.channels[c] : image.alpha)[y * d.width + x] = v;
             }
         }

@@ -1,5 +1,6 @@
-// Output files appear whole or not at all: written under a temporary name in the target
-// directory (same file system, so the rename is atomic), then renamed.
+// Whole-file reads, and writes that appear whole or not at all: written under a
+// temporary name in the target directory (same file system, so the rename is atomic),
+// then renamed.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,30 @@
 #include "image_io.h"
 
 namespace halconv::io {
+
+std::vector<char> read_file(const std::string &path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+        throw Error("cannot read " + path + ": " +
+                    (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+    }
+    std::FILE *file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) {
+        throw Error("cannot read " + path + ": " + std::strerror(errno));
+    }
+    std::vector<char> bytes;
+    char chunk[65536];
+    size_t got = 0;
+    while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) {
+        bytes.insert(bytes.end(), chunk, chunk + got);
+    }
+    const bool failed = std::ferror(file) != 0;
+    std::fclose(file);
+    if (failed) {
+        throw Error("cannot read " + path + ": read error");
+    }
+    return bytes;
+}
 
 void write_atomically(const std::string &path, const std::function<void(std::FILE *)> &write) {
     const std::filesystem::path target(path);

@@ -1,0 +1,15 @@
+// libFuzzer target: the FITS reader must turn any bytes into an image or a halconv::Error.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "halconv/error.h"
+#include "image_io.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    try {
+        halconv::io::read_fits_bytes("fuzz.fits", std::vector<char>(data, data + size));
+    } catch (const halconv::Error &) {
+    }
+    return 0;
+}
