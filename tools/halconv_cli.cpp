@@ -1,20 +1,21 @@
-// halconv command-line tool. This first slice has one command, `demo`: filter a PNG
-// (default: the bundled cameraman) with several algorithms on the GPU when one is
-// present, else on the CPU (saying so), print a timing table and write the results.
+// halconv command-line tool: `filter` (filter_command.cpp) and `demo`, which filters a
+// PNG (default: the bundled cameraman) with several algorithms on the GPU when one is
+// present, else on the CPU (saying so), prints a timing table and writes the results.
 //   halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]
-#include "halconv/halconv.h"
-
-#include "HalideRuntimeCuda.h"
-#include "image_io.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "HalideRuntimeCuda.h"
+#include "filter_command.h"
+#include "halconv/halconv.h"
+#include "image_io.h"
 
 namespace {
 
@@ -58,7 +59,8 @@ int demo(int argc, char **argv) {
             if (d != "auto" && d != "cpu" && d != "cuda") {
                 throw halconv::Error("--device " + d + ": allowed auto, cpu, cuda");
             }
-            device = d == "cpu" ? halconv::Device::cpu : (d == "cuda" ? halconv::Device::cuda : halconv::Device::automatic);
+            device =
+                d == "cpu" ? halconv::Device::cpu : (d == "cuda" ? halconv::Device::cuda : halconv::Device::automatic);
         } else if (a == "--help" || a == "-h") {
             std::puts("usage: halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]");
             return 0;
@@ -113,8 +115,8 @@ int demo(int argc, char **argv) {
         write_gray(out_dir + "/" + filter + "_" + halconv::to_string(d.algorithm) + ".png", out);
     };
     run("gaussian31", gaussian, halconv::Algorithm::automatic);
-    for (halconv::Algorithm a : {halconv::Algorithm::naive, halconv::Algorithm::shared_tiled,
-                                 halconv::Algorithm::autoscheduled}) {
+    for (halconv::Algorithm a :
+         {halconv::Algorithm::naive, halconv::Algorithm::shared_tiled, halconv::Algorithm::autoscheduled}) {
         run("random15", random_k, a);
     }
     std::printf("\n%-12s %-14s %12s\n", "filter", "algorithm", "median ms");
@@ -128,15 +130,29 @@ int demo(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    const char *usage =
+        "usage: halconv COMMAND [ARGS]   (halconv COMMAND --help for each)\n"
+        "  filter IN... OUT --kernel SPEC [options]   filter PNG / FITS images\n"
+        "  demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]   timing table of the algorithms";
     try {
         const std::string command = argc > 1 ? argv[1] : "--help";
         if (command == "demo") {
             return demo(argc - 2, argv + 2);
         }
-        std::puts("usage: halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]");
-        return command == "--help" || command == "-h" ? 0 : 2;
+        if (command == "filter") {
+            return halconv::cli::filter_command(std::vector<std::string>(argv + 2, argv + argc));
+        }
+        if (command == "--help" || command == "-h") {
+            std::puts(usage);
+            return 0;
+        }
+        throw halconv::cli::UsageError("unknown command '" + command + "'\n" + usage);
+    } catch (const halconv::cli::UsageError &e) {
+        std::fprintf(stderr, "halconv: error: %s\n", e.what() + std::strlen("halconv: "));
+        return 2;
     } catch (const std::exception &e) {
-        std::fprintf(stderr, "halconv: error: %s\n", e.what());
+        const char *what = e.what();
+        std::fprintf(stderr, "halconv: error: %s\n", std::strncmp(what, "halconv: ", 9) == 0 ? what + 9 : what);
         return 1;
     }
 }

@@ -1,0 +1,254 @@
+// `halconv filter` end to end, as a user runs it: the executable on FITS files against
+// the float64 reference for every mode, boundary and kernel spec; PNG colour + alpha;
+// batch mode; every error path with its exit status, message and no output file.
+// The tool is found through $HALCONV_CLI (scripts/gpu-check sets it) or the build tree.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "image_io.h"
+#include "kernel_spec.h"
+#include "reference.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct CliRun {
+    int status = -1;
+    std::string output;  // stdout and stderr
+};
+
+std::string cli_path() {
+    const char *env = std::getenv("HALCONV_CLI");
+    return env != nullptr ? env : HALCONV_CLI_PATH;
+}
+
+CliRun run_cli(const std::string &args) {
+    CliRun r;
+    const std::string command = "'" + cli_path() + "' " + args + " 2>&1";
+    std::FILE *pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+        ADD_FAILURE() << "cannot run " << command;
+        return r;
+    }
+    std::array<char, 4096> chunk{};
+    size_t got = 0;
+    while ((got = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0) {
+        r.output.append(chunk.data(), got);
+    }
+    const int status = pclose(pipe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(fs::exists(cli_path())) << "the halconv tool is not at " << cli_path() << " (set HALCONV_CLI)";
+        dir_ = fs::temp_directory_path() / ("halconv-cli-" + std::to_string(halconv::test::rng()()));
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const std::string &name) const { return (dir_ / name).string(); }
+    fs::path dir_;
+};
+
+halconv::io::FitsImage random_fits(int width, int height) {
+    halconv::io::FitsImage f;
+    f.width = width;
+    f.height = height;
+    f.bitpix = -64;
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    f.data.resize(size_t(width) * height);
+    for (double &v : f.data) {
+        v = u(halconv::test::rng());
+    }
+    return f;
+}
+
+halconv::test::Reference reference_for(const halconv::io::FitsImage &in, const halconv::io::KernelTaps &k,
+                                       halconv::Mode mode, halconv::Boundary b, double fill, bool flip) {
+    return halconv::test::correlate_reference({in.width, in.height, in.data}, {k.width, k.height, k.taps}, mode, b,
+                                              fill, flip);
+}
+
+// Float64 end to end: the only differences from the reference are rounding in a
+// different summation order, bounded by taps * 2^-52 * sum |k||x|.
+void expect_matches(const halconv::io::FitsImage &out, const halconv::test::Reference &ref, int taps,
+                    const std::string &what) {
+    ASSERT_EQ(out.width, ref.value.width) << what;
+    ASSERT_EQ(out.height, ref.value.height) << what;
+    EXPECT_EQ(out.bitpix, -64) << what;
+    for (size_t i = 0; i < out.data.size(); i++) {
+        const double tol = (taps + 4) * std::ldexp(ref.magnitude.data[i], -52) + 1e-300;
+        ASSERT_NEAR(out.data[i], ref.value.data[i], tol) << what << ", sample " << i;
+    }
+}
+
+TEST_F(Cli, EveryModeAndBoundaryMatchesFloat64Reference) {
+    const halconv::io::FitsImage in = random_fits(23, 17);
+    const std::string input = path("in.fits"), output = path("out.fits");
+    halconv::io::write_fits(input, in);
+    const halconv::io::KernelTaps k = halconv::io::parse_kernel_spec("random:4,seed=5");  // even: centring matters
+    for (halconv::Mode mode : {halconv::Mode::valid, halconv::Mode::same, halconv::Mode::full}) {
+        for (halconv::Boundary b : {halconv::Boundary::constant, halconv::Boundary::nearest, halconv::Boundary::reflect,
+                                    halconv::Boundary::mirror, halconv::Boundary::wrap}) {
+            for (bool flip : {false, true}) {
+                const std::string args = "filter '" + input + "' '" + output +
+                                         "' --kernel random:4,seed=5 --precision f64 --device cpu --fill 0.25 --mode " +
+                                         halconv::to_string(mode) + " --boundary " + halconv::to_string(b) +
+                                         (flip ? " --convolve" : "");
+                const CliRun r = run_cli(args);
+                ASSERT_EQ(r.status, 0) << args << "\n" << r.output;
+                expect_matches(halconv::io::read_fits(output), reference_for(in, k, mode, b, 0.25, flip), 16, args);
+            }
+        }
+    }
+}
+
+TEST_F(Cli, EveryKernelSpecMatchesFloat64Reference) {
+    const halconv::io::FitsImage in = random_fits(31, 20);
+    const std::string input = path("in.fits"), output = path("out.fits");
+    halconv::io::write_fits(input, in);
+    const std::string txt = path("k.txt");
+    std::ofstream(txt) << "1 2 3\n-4, 5, 6\n";
+    halconv::io::FitsImage kf = random_fits(5, 2);
+    const std::string kfits = path("k.fits");
+    halconv::io::write_fits(kfits, kf);
+    for (const std::string &spec :
+         std::vector<std::string>{"gaussian:sigma=1.4", "gaussian:sigma=2,size=4", "box:3", "laplacian", "sobel-x",
+                                  "sobel-y", "log:sigma=1", "random:7,seed=3", txt, kfits}) {
+        const std::string args = "filter '" + input + "' '" + output + "' --kernel '" + spec +
+                                 "' --precision f64 --device cpu --boundary reflect";
+        const CliRun r = run_cli(args);
+        ASSERT_EQ(r.status, 0) << args << "\n" << r.output;
+        const halconv::io::KernelTaps k = halconv::io::parse_kernel_spec(spec);
+        expect_matches(halconv::io::read_fits(output),
+                       reference_for(in, k, halconv::Mode::same, halconv::Boundary::reflect, 0.0, false),
+                       k.width * k.height, spec);
+    }
+}
+
+TEST_F(Cli, PngColourIsFilteredPerChannelAndAlphaPassesThrough) {
+    halconv::io::Image in;
+    in.width = 19;
+    in.height = 12;
+    std::uniform_int_distribution<int> code(0, 255);
+    in.channels.assign(3, std::vector<double>(size_t(in.width) * in.height));
+    in.alpha.resize(size_t(in.width) * in.height);
+    for (auto *plane : {&in.channels[0], &in.channels[1], &in.channels[2], &in.alpha}) {
+        for (double &v : *plane) {
+            v = code(halconv::test::rng()) / 255.0;
+        }
+    }
+    const std::string input = path("in.png"), output = path("out.png");
+    halconv::io::write_png(input, in);
+    const CliRun r =
+        run_cli("filter '" + input + "' '" + output + "' --kernel sobel-x --device cpu --boundary nearest");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const halconv::io::Image out = halconv::io::read_png(output);
+    ASSERT_EQ(out.channels.size(), 3u);
+    EXPECT_EQ(out.alpha, in.alpha);
+    EXPECT_EQ(out.bit_depth, 8);
+    const halconv::io::KernelTaps k = halconv::io::parse_kernel_spec("sobel-x");
+    for (int c = 0; c < 3; c++) {
+        const auto ref =
+            halconv::test::correlate_reference({in.width, in.height, in.channels[c]}, {k.width, k.height, k.taps},
+                                               halconv::Mode::same, halconv::Boundary::nearest, 0.0, false);
+        for (size_t i = 0; i < out.channels[c].size(); i++) {
+            // float32 arithmetic, then clamped to [0, 1] and rounded to 8 bits: within one code.
+            const double expected = std::round(std::clamp(ref.value.data[i], 0.0, 1.0) * 255) / 255;
+            ASSERT_NEAR(out.channels[c][i], expected, 1.0 / 255 + 1e-12) << "channel " << c << ", pixel " << i;
+        }
+    }
+}
+
+TEST_F(Cli, BatchModeWritesEachInputAndReportsFailures) {
+    const std::string in_dir = path("in"), out_dir = path("out");
+    fs::create_directories(in_dir);
+    halconv::io::write_fits(in_dir + "/a.fits", random_fits(9, 8));
+    halconv::io::Image png;
+    png.width = 6;
+    png.height = 5;
+    png.channels.assign(1, std::vector<double>(30, 0.5));
+    halconv::io::write_png(in_dir + "/b.png", png);
+    std::ofstream(in_dir + "/notes.txt") << "not an image, skipped";
+    CliRun r = run_cli("filter '" + in_dir + "' '" + out_dir + "' --kernel box:3 --device cpu");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("[2/2]"));
+    EXPECT_TRUE(fs::exists(out_dir + "/a.fits"));
+    EXPECT_TRUE(fs::exists(out_dir + "/b.png"));
+    EXPECT_FALSE(fs::exists(out_dir + "/notes.txt"));
+
+    std::ofstream(in_dir + "/c.png") << "broken";
+    r = run_cli("filter '" + in_dir + "/a.fits' '" + in_dir + "/c.png' '" + path("out2") +
+                "' --kernel box:3 --device cpu");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("c.png: not a PNG file"));
+    EXPECT_THAT(r.output, HasSubstr("1 written, 1 failed"));
+    EXPECT_TRUE(fs::exists(path("out2/a.fits")));
+    EXPECT_FALSE(fs::exists(path("out2/c.png")));
+}
+
+TEST_F(Cli, ErrorsExitNonZeroWithOneLineAndNoOutput) {
+    const std::string input = path("in.fits"), output = path("out.fits");
+    halconv::io::write_fits(input, random_fits(8, 8));
+    halconv::io::Image rgba;
+    rgba.width = rgba.height = 4;
+    rgba.channels.assign(3, std::vector<double>(16, 0.25));
+    rgba.alpha.assign(16, 1.0);
+    const std::string alpha_png = path("alpha.png");
+    halconv::io::write_png(alpha_png, rgba);
+    std::ofstream(path("corrupt.fits")) << std::string(3000, 'x');
+
+    struct Case {
+        std::string args;
+        int status;
+        std::string message;
+    };
+    const std::string io = "'" + input + "' '" + output + "' ";
+    const std::vector<Case> cases = {
+        {"filter " + io + "--kernel gauss", 1, "unknown kernel 'gauss'; allowed: gaussian:sigma=S"},
+        {"filter " + io, 2, "--kernel SPEC is required"},
+        {"filter " + io + "--kernel box:3 --mode diagonal", 2, "--mode diagonal: allowed valid, same, full"},
+        {"filter " + io + "--kernel box:3 --boundary zero", 2, "allowed constant, nearest, reflect, mirror, wrap"},
+        {"filter " + io + "--kernel box:3 --precision f8", 2, "--precision f8: allowed f64, f32, f16, f16f32"},
+        {"filter " + io + "--kernel box:3 --fill x", 2, "--fill x: allowed a number"},
+        {"filter " + io + "--kernel box:3 --frobnicate 1", 2, "unknown option --frobnicate"},
+        {"filter " + io + "--kernel box:3 --mode", 2, "--mode needs a value"},
+        {"filter '" + input + "' --kernel box:3", 2, "give the input(s) and then the output"},
+        {"filter '" + path("missing.fits") + "' '" + output + "' --kernel box:3", 1, "missing.fits: no such file"},
+        {"filter '" + path("corrupt.fits") + "' '" + output + "' --kernel box:3", 1, "corrupt.fits: not a FITS file"},
+        {"filter '" + input + "' '" + path("out.png") + "' --kernel box:3", 1, "keeps the input's format (.fits)"},
+        {"filter '" + alpha_png + "' '" + path("out.png") + "' --kernel box:3 --mode valid", 1,
+         "alpha channel, which is passed through unchanged: allowed only with --mode same"},
+        {"filter " + io + "--kernel box:3 --algorithm im2tensor --precision f32 --device cpu", 1, "halconv: error:"},
+        {"frobnicate", 2, "unknown command 'frobnicate'"},
+    };
+    for (const Case &c : cases) {
+        const CliRun r = run_cli(c.args);
+        EXPECT_EQ(r.status, c.status) << c.args << "\n" << r.output;
+        EXPECT_THAT(r.output, HasSubstr(c.message)) << c.args;
+        EXPECT_THAT(r.output, HasSubstr("halconv: error: ")) << c.args;
+        EXPECT_FALSE(fs::exists(output)) << c.args;
+        EXPECT_FALSE(fs::exists(path("out.png"))) << c.args;
+    }
+    for (const std::string command : {"--help", "filter --help", "--help filter"}) {
+        const CliRun r = run_cli(command);
+        EXPECT_EQ(r.status, 0) << command;
+        EXPECT_THAT(r.output, HasSubstr("usage: halconv")) << command;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,252 @@
+// `halconv filter`: correlate (or convolve) PNG and FITS images with a --kernel SPEC,
+// one file or a batch, each colour channel filtered, alpha passed through, the output in
+// the input's format (PNG clamped and rounded at the input's depth; FITS float32, or
+// float64 with --precision f64).
+#include "filter_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "halconv/float16.h"
+#include "halconv/halconv.h"
+#include "image_io.h"
+#include "kernel_spec.h"
+
+namespace halconv::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char *const filter_usage =
+    "usage: halconv filter IN... OUT --kernel SPEC [--algorithm A] [--precision f64|f32|f16|f16f32]\n"
+    "                      [--mode valid|same|full] [--boundary constant|nearest|reflect|mirror|wrap]\n"
+    "                      [--fill V] [--device auto|cpu|cuda] [--convolve]\n"
+    "  Correlates (with --convolve: convolves) each IN, a PNG or FITS image, with the kernel\n"
+    "  and writes OUT in the same format. Several INs or a directory: OUT is a directory.\n"
+    "  SPEC: gaussian:sigma=S[,size=K] | box:K | laplacian | sobel-x | sobel-y |\n"
+    "        log:sigma=S[,size=K] | random:K[,seed=N] | FILE.txt | FILE.fits\n"
+    "  Defaults: mode same, boundary constant, fill 0, precision f32, device auto,\n"
+    "  algorithm automatic (also: naive, shared_tiled, separable, autoscheduled, im2tensor,\n"
+    "  im2tensor_fused, im2tensor_atomic, diagonal_unroll).";
+
+enum class Format { png, fits };
+
+Format format_of_name(const std::string &path) {
+    const std::string ext = fs::path(path).extension().string();
+    if (ext == ".png" || ext == ".PNG") {
+        return Format::png;
+    }
+    if (ext == ".fits" || ext == ".fit" || ext == ".FITS" || ext == ".FIT") {
+        return Format::fits;
+    }
+    throw Error(path + ": unknown image type; allowed .png, .fits, .fit");
+}
+
+halide_type_t storage_type(Precision p) {
+    return p == Precision::f64 ? halide_type_of<double>()
+                               : (p == Precision::f32 ? halide_type_of<float>() : halide_type_t(halide_type_float, 16));
+}
+
+// A dense buffer of the precision's storage type holding samples[y * width + x].
+Halide::Runtime::Buffer<> to_buffer(const std::vector<double> &samples, int width, int height, Precision p) {
+    Halide::Runtime::Buffer<> b(storage_type(p), width, height);
+    for (size_t i = 0; i < samples.size(); i++) {
+        switch (p) {
+            case Precision::f64:
+                static_cast<double *>(b.data())[i] = samples[i];
+                break;
+            case Precision::f32:
+                static_cast<float *>(b.data())[i] = static_cast<float>(samples[i]);
+                break;
+            default:
+                static_cast<uint16_t *>(b.data())[i] = float16_bits_from_double(samples[i]);
+        }
+    }
+    return b;
+}
+
+std::vector<double> from_buffer(const Halide::Runtime::Buffer<> &b) {
+    std::vector<double> out(size_t(b.width()) * b.height());
+    for (int y = 0; y < b.height(); y++) {
+        for (int x = 0; x < b.width(); x++) {
+            const int pos[2] = {b.dim(0).min() + x, b.dim(1).min() + y};
+            const void *at = b.raw_buffer()->address_of(pos);
+            const size_t i = size_t(y) * b.width() + x;
+            if (b.type() == halide_type_of<double>()) {
+                out[i] = *static_cast<const double *>(at);
+            } else if (b.type() == halide_type_of<float>()) {
+                out[i] = *static_cast<const float *>(at);
+            } else {
+                out[i] = double_from_float16_bits(*static_cast<const uint16_t *>(at));
+            }
+        }
+    }
+    return out;
+}
+
+struct Filter {
+    io::KernelTaps kernel;
+    Options options;
+    bool convolve = false;
+
+    // One channel through halconv; returns the output samples and its extent.
+    std::vector<double> run(const std::vector<double> &samples, int width, int height, int &out_width,
+                            int &out_height) const {
+        Halide::Runtime::Buffer<> image = to_buffer(samples, width, height, options.precision);
+        Halide::Runtime::Buffer<> k = to_buffer(kernel.taps, kernel.width, kernel.height, options.precision);
+        Halide::Runtime::Buffer<> out = convolve ? convolve2d(image, k, options) : correlate2d(image, k, options);
+        out.copy_to_host();
+        out_width = out.width();
+        out_height = out.height();
+        return from_buffer(out);
+    }
+};
+
+void filter_file(const Filter &f, const std::string &in, const std::string &out) {
+    const Format format = format_of_name(in);
+    if (format_of_name(out) != format) {
+        throw Error(out + ": the output keeps the input's format (" + (format == Format::png ? ".png" : ".fits") + ")");
+    }
+    if (format == Format::fits) {
+        const io::FitsImage img = io::read_fits(in);
+        io::FitsImage result;
+        result.data = f.run(img.data, img.width, img.height, result.width, result.height);
+        result.bitpix = f.options.precision == Precision::f64 ? -64 : -32;
+        io::write_fits(out, result);
+        return;
+    }
+    const io::Image img = io::read_png(in);
+    if (img.has_alpha() && f.options.mode != Mode::same) {
+        throw Error(in + ": has an alpha channel, which is passed through unchanged: allowed only with --mode same");
+    }
+    io::Image result;
+    result.bit_depth = img.bit_depth;
+    result.alpha = img.alpha;
+    for (const std::vector<double> &channel : img.channels) {
+        result.channels.push_back(f.run(channel, img.width, img.height, result.width, result.height));
+    }
+    io::write_png(out, result);
+}
+
+template <typename Enum>
+Enum parse_choice(const std::string &flag, const std::string &value, std::initializer_list<Enum> choices) {
+    std::string allowed;
+    for (Enum c : choices) {
+        if (value == to_string(c) || (value == "auto" && std::string(to_string(c)) == "automatic")) {
+            return c;
+        }
+        allowed += std::string(allowed.empty() ? "" : ", ") + to_string(c);
+    }
+    throw UsageError(flag + " " + value + ": allowed " + allowed);
+}
+
+}  // namespace
+
+int filter_command(const std::vector<std::string> &args) {
+    Filter f;
+    std::vector<std::string> paths;
+    std::string spec;
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--help" || a == "-h") {
+            std::puts(filter_usage);
+            return 0;
+        }
+        if (a == "--convolve") {
+            f.convolve = true;
+            continue;
+        }
+        if (a.rfind("--", 0) != 0) {
+            paths.push_back(a);
+            continue;
+        }
+        if (i + 1 >= args.size()) {
+            throw UsageError(a + " needs a value");
+        }
+        const std::string &v = args[++i];
+        if (a == "--kernel") {
+            spec = v;
+        } else if (a == "--algorithm") {
+            f.options.algorithm =
+                parse_choice(a, v,
+                             {Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled, Algorithm::separable,
+                              Algorithm::autoscheduled, Algorithm::im2tensor, Algorithm::im2tensor_fused,
+                              Algorithm::im2tensor_atomic, Algorithm::diagonal_unroll});
+        } else if (a == "--precision") {
+            f.options.precision =
+                parse_choice(a, v, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32});
+        } else if (a == "--mode") {
+            f.options.mode = parse_choice(a, v, {Mode::valid, Mode::same, Mode::full});
+        } else if (a == "--boundary") {
+            f.options.boundary = parse_choice(
+                a, v, {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap});
+        } else if (a == "--device") {
+            f.options.device = parse_choice(a, v, {Device::automatic, Device::cpu, Device::cuda});
+        } else if (a == "--fill") {
+            char *end = nullptr;
+            f.options.fill_value = std::strtod(v.c_str(), &end);
+            if (v.empty() || end != v.c_str() + v.size()) {
+                throw UsageError("--fill " + v + ": allowed a number");
+            }
+        } else {
+            throw UsageError("unknown option " + a + " (see halconv filter --help)");
+        }
+    }
+    if (spec.empty()) {
+        throw UsageError("--kernel SPEC is required (see halconv filter --help)");
+    }
+    if (paths.size() < 2) {
+        throw UsageError("give the input(s) and then the output (see halconv filter --help)");
+    }
+    f.kernel = io::parse_kernel_spec(spec);
+    const std::string out = paths.back();
+    paths.pop_back();
+    const bool batch = paths.size() > 1 || fs::is_directory(paths[0]);
+    if (!batch) {
+        if (const fs::path parent = fs::path(out).parent_path(); !parent.empty()) {
+            fs::create_directories(parent);
+        }
+        filter_file(f, paths[0], out);
+        return 0;
+    }
+    std::vector<std::string> inputs;
+    for (const std::string &p : paths) {
+        if (fs::is_directory(p)) {
+            for (const auto &e : fs::directory_iterator(p)) {
+                const std::string ext = e.path().extension().string();
+                if (e.is_regular_file() && (ext == ".png" || ext == ".fits" || ext == ".fit")) {
+                    inputs.push_back(e.path().string());
+                }
+            }
+        } else {
+            inputs.push_back(p);
+        }
+    }
+    std::sort(inputs.begin(), inputs.end());
+    if (inputs.empty()) {
+        throw Error("no .png, .fits or .fit files in " + paths[0]);
+    }
+    if (fs::exists(out) && !fs::is_directory(out)) {
+        throw Error(out + ": several inputs need an output directory");
+    }
+    fs::create_directories(out);
+    int failed = 0;
+    for (size_t i = 0; i < inputs.size(); i++) {
+        const std::string target = (fs::path(out) / fs::path(inputs[i]).filename()).string();
+        std::fprintf(stderr, "\r[%zu/%zu] %s", i + 1, inputs.size(), inputs[i].c_str());
+        try {
+            filter_file(f, inputs[i], target);
+        } catch (const Error &e) {
+            std::fprintf(stderr, "\nhalconv: error: %s\n", e.what());
+            failed++;
+        }
+    }
+    std::fprintf(stderr, "\n%zu written, %d failed\n", inputs.size() - size_t(failed), failed);
+    return failed == 0 ? 0 : 1;
+}
+
+}  // namespace halconv::cli
