@@ -45,8 +45,11 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
     if (bytes.empty()) {
         throw Error("cannot read " + name + ": the file is empty");
     }
-    if (bytes.size() < 2880 || std::string(bytes.data(), 9) != "SIMPLE  =") {
+    if (bytes.size() < 9 || std::string(bytes.data(), 9) != "SIMPLE  =") {
         throw Error("cannot read " + name + ": not a FITS file");
+    }
+    if (bytes.size() < 2880) {
+        throw Error("cannot read " + name + ": truncated (shorter than one 2880-byte header block)");
     }
     // cfitsio reads through these; it does not write to a READONLY memory file.
     void *buffer = const_cast<char *>(bytes.data());

@@ -23,7 +23,7 @@ bool ends_with(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A whole-string number; nullopt-like failure through ok.
+// The whole string as a finite number (false when anything else is in it).
 bool parse_double(const std::string &text, double &value) {
     if (text.empty()) {
         return false;
