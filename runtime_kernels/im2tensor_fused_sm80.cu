@@ -385,8 +385,10 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     const size_t smem = size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
                         size_t(warps_per_block * reduce_floats) * sizeof(float);
 
+    void (*fused)(FusedParams) = nullptr;  // the instantiation for this kernel height
     cudaError_t e = with_row_fragments(nb, [&](auto NB) {
         constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
+        fused = kernel;
         cudaError_t f = allow_opt_in_shared_memory<kernel>();
         int resident = 0;
         if (f == cudaSuccess) {
@@ -414,11 +416,8 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
-        e = with_row_fragments(nb, [&](auto NB) {
-            im2tensor_fused_kernel<NB.value, Out, Atomic>
-                <<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
-            return cudaGetLastError();
-        });
+        fused<<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
+        e = cudaGetLastError();
     }
     if (e == cudaSuccess && !Atomic && p.boundaries > 0) {
         boundary_chunks_kernel<Out, false><<<edge_blocks, 256, 0, call.stream>>>(p);

@@ -5,7 +5,6 @@
 // samples, the bundled photo, the accuracy figure of seed 000 (MAPE) and the extra
 // device memory. Needs a CUDA device (sm_80 or later); skips with the reason elsewhere.
 #include <cuda_runtime.h>
-#include <png.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +12,7 @@
 
 #include "HalideRuntimeCuda.h"
 #include "halconv_test_tensor_core_threshold.h"
+#include "image_io.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -251,19 +251,8 @@ Image photo() {
     } else {
         path = std::string(HALCONV_SOURCE_DIR) + "/data/cameraman.png";
     }
-    png_image image{};
-    image.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_file(&image, path.c_str())) {
-        throw Error("cannot read " + path);
-    }
-    image.format = PNG_FORMAT_GRAY;
-    std::vector<uint8_t> pixels(PNG_IMAGE_SIZE(image));
-    if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
-        throw Error("cannot decode " + path);
-    }
-    Image img{int(image.width), int(image.height), std::vector<double>(pixels.size())};
-    std::transform(pixels.begin(), pixels.end(), img.data.begin(), [](uint8_t v) { return v / 255.0; });
-    return img;
+    const halconv::io::Image png = halconv::io::read_png(path);
+    return Image{png.width, png.height, png.channels.at(0)};
 }
 
 Halide::Runtime::Buffer<> to_f16(const Image &img, Image *stored) {

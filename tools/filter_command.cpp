@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,21 @@ const char *const filter_usage =
 
 enum class Format { png, fits };
 
-Format format_of_name(const std::string &path) {
+// The image format a file name says, if any.
+std::optional<Format> format_named(const std::string &path) {
     const std::string ext = fs::path(path).extension().string();
     if (ext == ".png" || ext == ".PNG") {
         return Format::png;
     }
     if (ext == ".fits" || ext == ".fit" || ext == ".FITS" || ext == ".FIT") {
         return Format::fits;
+    }
+    return std::nullopt;
+}
+
+Format format_of_name(const std::string &path) {
+    if (const std::optional<Format> f = format_named(path)) {
+        return *f;
     }
     throw Error(path + ": unknown image type; allowed .png, .fits, .fit");
 }
@@ -217,8 +226,7 @@ int filter_command(const std::vector<std::string> &args) {
     for (const std::string &p : paths) {
         if (fs::is_directory(p)) {
             for (const auto &e : fs::directory_iterator(p)) {
-                const std::string ext = e.path().extension().string();
-                if (e.is_regular_file() && (ext == ".png" || ext == ".fits" || ext == ".fit")) {
+                if (e.is_regular_file() && format_named(e.path().string())) {
                     inputs.push_back(e.path().string());
                 }
             }

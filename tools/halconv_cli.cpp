@@ -147,12 +147,11 @@ int main(int argc, char **argv) {
             return 0;
         }
         throw halconv::cli::UsageError("unknown command '" + command + "'\n" + usage);
-    } catch (const halconv::cli::UsageError &e) {
-        std::fprintf(stderr, "halconv: error: %s\n", e.what() + std::strlen("halconv: "));
-        return 2;
     } catch (const std::exception &e) {
+        // halconv::Error messages carry the "halconv: " prefix already.
         const char *what = e.what();
-        std::fprintf(stderr, "halconv: error: %s\n", std::strncmp(what, "halconv: ", 9) == 0 ? what + 9 : what);
-        return 1;
+        const size_t prefix = std::strncmp(what, "halconv: ", 9) == 0 ? 9 : 0;
+        std::fprintf(stderr, "halconv: error: %s\n", what + prefix);
+        return dynamic_cast<const halconv::cli::UsageError *>(&e) != nullptr ? 2 : 1;
     }
 }
