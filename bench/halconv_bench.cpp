@@ -4,7 +4,10 @@
 //
 //   halconv_bench [--sizes 4096] [--kernels 3,15,31] [--precision f32]
 //                 [--algorithms naive,shared_tiled,autoscheduled] [--gaussian 31]
-//                 [--reps 20] [--csv FILE] [--mode same|valid|full]
+//                 [--reps 20] [--csv FILE] [--mode same|valid|full] [--pipelines 0|1]
+// --pipelines 1 adds the composed pipelines per size (float32, reflect): edge detection
+// fused and stage by stage, the unsharp mask with a 49x49 Gaussian (sigma 8) on tensor
+// cores, and gaussian_blur at sigma 3, 10 and 25 (the last through the two-pass schedule).
 // Algorithms: naive, shared_tiled, autoscheduled, im2tensor, im2tensor_fused,
 // im2tensor_atomic, diagonal_unroll (m16n16k16), diagonal_unroll_m32n8k16. Useful
 // TFLOP/s counts 2 (H-K+1)(W-K+1) K^2 whatever the mode (seed 000's valid convolution).
@@ -163,6 +166,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> algorithms{"naive", "shared_tiled", "autoscheduled"};
     std::string precision_name = "f32", csv_path, mode_name = "same";
     int gaussian_k = 31, reps = 20;
+    bool pipelines = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
         if (a == "--sizes") {
@@ -179,6 +183,8 @@ int main(int argc, char **argv) {
             reps = std::max(20, std::stoi(v));
         } else if (a == "--mode") {
             mode_name = v;
+        } else if (a == "--pipelines") {
+            pipelines = v == "1";
         } else if (a == "--csv") {
             csv_path = v;
         } else {
@@ -289,6 +295,51 @@ int main(int argc, char **argv) {
             const Timing t =
                 time_on_stream(stream, reps, [&] { halconv::separable_correlate2d(input, taps, taps, output, o); });
             report("separable_gauss", size, k, halconv::Mode::same, t);
+        }
+    }
+    if (pipelines) {
+        std::printf("\n%-22s %6s %10s %10s %8s\n", "pipeline", "size", "median_ms", "floor_ms", "floor%");
+        // floor: the bytes a single pass must move, the image read and the output written.
+        auto report_pipeline = [&](const std::string &name, int size, const Timing &t, int out_bytes) {
+            const double floor_ms = double(size) * size * (4 + out_bytes) / bandwidth * 1e3;
+            std::printf("%-22s %6d %10.4f %10.4f %7.0f%%\n", name.c_str(), size, t.median_ms, floor_ms,
+                        100.0 * floor_ms / t.median_ms);
+            if (csv.is_open()) {
+                csv << prop.name << "," << name << ",f32,same," << size << "," << size << ",0," << t.median_ms << ","
+                    << t.min_ms << "," << t.max_ms << ",," << floor_ms << "," << floor_ms / t.median_ms << "\n";
+            }
+        };
+        for (int size : sizes) {
+            Halide::Runtime::Buffer<> image = device_random(halide_type_of<float>(), size, size, rng);
+            Halide::Runtime::Buffer<uint8_t> edges(size, size);
+            edges.device_malloc(halide_cuda_device_interface());
+            halconv::PipelineOptions po;
+            po.device = halconv::Device::cuda;
+            po.stream = stream;
+            for (halconv::Staging st : {halconv::Staging::fused, halconv::Staging::staged}) {
+                po.staging = st;
+                const Timing t =
+                    time_on_stream(stream, reps, [&] { halconv::detect_edges(image, edges, 0.02, po); });
+                report_pipeline(std::string("edges_") + halconv::to_string(st), size, t, 1);
+            }
+            Halide::Runtime::Buffer<float> blur_kernel(49, 49), sharpened(size, size);
+            const std::vector<double> g = halconv::gaussian_taps(8.0, 49);
+            blur_kernel.for_each_element([&](int x, int y) { blur_kernel(x, y) = static_cast<float>(g[x] * g[y]); });
+            sharpened.device_malloc(halide_cuda_device_interface());
+            const Timing tu =
+                time_on_stream(stream, reps, [&] { halconv::unsharp_mask(image, blur_kernel, sharpened, 1.0, po); });
+            report_pipeline("unsharp_tc_k49", size, tu, 4);
+            halconv::Options go;
+            go.device = halconv::Device::cuda;
+            go.boundary = halconv::Boundary::reflect;
+            go.stream = stream;
+            for (double sigma : {3.0, 10.0, 25.0}) {
+                const Timing tg =
+                    time_on_stream(stream, reps, [&] { halconv::gaussian_blur(image, sharpened, sigma, go); });
+                report_pipeline("gaussian_blur_s" + std::to_string(int(sigma)) + "_k" +
+                                    std::to_string(halconv::gaussian_taps(sigma).size()),
+                                size, tg, 4);
+            }
         }
     }
     cudaStreamDestroy(stream);

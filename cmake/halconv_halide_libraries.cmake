@@ -30,8 +30,9 @@ set(HALCONV_HALIDE_RUNTIME_HEADERS
 
 add_halide_generator(halconv_generators
     SOURCES generators/conv2d_generator.cpp generators/separable_generator.cpp
-            generators/tensor_core_generator.cpp
-            schedules/conv2d_schedules.cpp schedules/separable_schedules.cpp schedules/tensor_core_schedules.cpp)
+            generators/tensor_core_generator.cpp generators/edges_generator.cpp generators/unsharp_generator.cpp
+            schedules/conv2d_schedules.cpp schedules/separable_schedules.cpp schedules/tensor_core_schedules.cpp
+            schedules/edges_schedules.cpp schedules/unsharp_schedules.cpp)
 target_include_directories(halconv_generators PRIVATE generators schedules include)
 halconv_warnings(halconv_generators)
 
@@ -97,6 +98,8 @@ foreach (p IN ITEMS f64 f32 f16 f16f32)
         PARAMS autoscheduler.parallelism=132)
     halconv_add_pipeline(separable ${p} cpu_separable)
     halconv_add_pipeline(separable ${p} gpu_separable)
+    halconv_add_pipeline(separable ${p} cpu_separable_two_pass)
+    halconv_add_pipeline(separable ${p} gpu_separable_two_pass)
 endforeach ()
 
 # Tensor-core pipelines: the extern stages of runtime_kernels/, f16 operands only.
@@ -130,6 +133,30 @@ foreach (p IN ITEMS f16 f16f32)
         halconv_add_tensor_core_pipeline(${v} ${p} valid)
     endforeach ()
 endforeach ()
+
+# Composed pipelines (float32 images, fixed types): halconv_<generator>_<schedule>.
+function(halconv_add_composed_pipeline gen schedule)
+    set(name halconv_${gen}_${schedule})
+    if (schedule MATCHES "^gpu_")
+        set(targets ${HALCONV_CUDA_TARGET})
+    else ()
+        set(targets ${HALCONV_CPU_TARGETS})
+    endif ()
+    add_halide_library(${name} FROM halconv_generators
+        GENERATOR halconv_${gen}
+        TARGETS ${targets}
+        USE_RUNTIME halconv_runtime
+        PARAMS schedule=${schedule})
+    get_target_property(objects ${name} SOURCES)
+    set(HALCONV_HALIDE_LIBRARIES ${HALCONV_HALIDE_LIBRARIES} ${name} PARENT_SCOPE)
+    set(HALCONV_HALIDE_OBJECTS ${HALCONV_HALIDE_OBJECTS} ${objects} PARENT_SCOPE)
+endfunction()
+
+foreach (s IN ITEMS cpu_fused cpu_staged gpu_fused gpu_staged)
+    halconv_add_composed_pipeline(edges ${s})
+endforeach ()
+halconv_add_composed_pipeline(unsharp cpu_tiled)
+halconv_add_composed_pipeline(unsharp gpu_tensor_core)
 
 get_target_property(_rt_sources halconv_runtime SOURCES)
 list(TRANSFORM _rt_sources PREPEND "${CMAKE_CURRENT_BINARY_DIR}/")

@@ -71,6 +71,12 @@ public:
             case sched::SeparableSchedule::gpu_separable:
                 sched::schedule_separable_gpu(stages);
                 break;
+            case sched::SeparableSchedule::cpu_separable_two_pass:
+                sched::schedule_separable_cpu_two_pass(stages);
+                break;
+            case sched::SeparableSchedule::gpu_separable_two_pass:
+                sched::schedule_separable_gpu_two_pass(stages);
+                break;
         }
     }
 };

@@ -13,7 +13,7 @@ using Halide::Var;
 void schedule_separable_cpu(SeparableStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
     Var yo{"yo"}, yi{"yi"};
-    s.output.split(s.y, yo, yi, 32, TailStrategy::GuardWithIf)
+    s.output.split(s.y, yo, yi, cpu_separable_strip_rows, TailStrategy::GuardWithIf)
         .parallel(yo)
         .vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.padded.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
@@ -46,6 +46,40 @@ void schedule_separable_gpu(SeparableStages &s) {
     gpu_stage_tile(s.rows, s.x, s.y, v);
     gpu_spread_over_block(s.rows.update(), s.x, s.y, Halide::RVar(s.rr));
     gpu_sum_in_registers(s.sum, s.x, s.y, {s.rc}, gpu_rows_per_thread, v);
+}
+
+// Rows of the row pass in parallel, each staging its boundary-extended input row once;
+// the column pass then reads the stored rows. Any kernel height costs the row pass
+// nothing extra (the strip schedule recomputes k_height - 1 apron rows per strip).
+void schedule_separable_cpu_two_pass(SeparableStages &s) {
+    const int vec = s.target.natural_vector_size(s.accumulator);
+    Halide::Func rows_out = s.rows.in();
+    Var yo{"yo"}, yi{"yi"};
+    rows_out.compute_root()
+        .split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
+        .parallel(yo)
+        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    s.padded.compute_at(rows_out, yi).vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    s.rows.compute_at(rows_out, s.x).vectorize(s.x);
+    s.rows.update().vectorize(s.x);
+    s.output.split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
+        .parallel(yo)
+        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    s.sum.compute_at(s.output, s.x).vectorize(s.x);
+    s.sum.update().vectorize(s.x);
+}
+
+// Two kernels with the row-pass result in device memory, as cuda-samples'
+// convolutionSeparable: each thread sums its taps in a register, reading through the
+// cache. No shared memory, so no limit on the kernel size.
+void schedule_separable_gpu_two_pass(SeparableStages &s) {
+    Halide::Func rows_out = s.rows.in();
+    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    rows_out.compute_root().gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height,
+                                     TailStrategy::GuardWithIf);
+    s.rows.compute_at(rows_out, xi);
+    s.output.gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+    s.sum.compute_at(s.output, xi);
 }
 
 }  // namespace halconv::sched

@@ -8,11 +8,15 @@
 
 namespace halconv::sched {
 
-enum class SeparableSchedule { cpu_separable, gpu_separable };
+// *_two_pass: the row pass over the whole image into memory, then the column pass;
+// for kernels whose apron would outgrow a strip (CPU) or the shared tile (GPU).
+enum class SeparableSchedule { cpu_separable, gpu_separable, cpu_separable_two_pass, gpu_separable_two_pass };
 
 inline const std::map<std::string, SeparableSchedule> separable_schedule_names = {
     {"cpu_separable", SeparableSchedule::cpu_separable},
     {"gpu_separable", SeparableSchedule::gpu_separable},
+    {"cpu_separable_two_pass", SeparableSchedule::cpu_separable_two_pass},
+    {"gpu_separable_two_pass", SeparableSchedule::gpu_separable_two_pass},
 };
 
 // The stages of rows(x, y) = sum_i row_kern(i) * padded(x + i - ox, y), then
@@ -33,5 +37,7 @@ struct SeparableStages {
 
 void schedule_separable_cpu(SeparableStages &s);
 void schedule_separable_gpu(SeparableStages &s);
+void schedule_separable_cpu_two_pass(SeparableStages &s);
+void schedule_separable_gpu_two_pass(SeparableStages &s);
 
 }  // namespace halconv::sched

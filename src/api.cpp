@@ -12,7 +12,14 @@ namespace halconv {
 
 using internal::check_buffer;
 using internal::Conv2dVariant;
+using internal::check_call;
+using internal::finish_cpu;
+using internal::mode_offset;
+using internal::prepare_cpu;
+using internal::prepare_gpu;
+using internal::resolve_device;
 using internal::SeparableVariant;
+using internal::shape_text;
 
 const char *to_string(Mode mode) {
     switch (mode) {
@@ -90,6 +97,16 @@ const char *to_string(TensorCoreShape shape) {
     return "?";
 }
 
+const char *to_string(Staging staging) {
+    switch (staging) {
+    case Staging::fused:
+        return "fused";
+    case Staging::staged:
+        return "staged";
+    }
+    return "?";
+}
+
 bool uses_tensor_cores(Algorithm algorithm) {
     return algorithm == Algorithm::im2tensor || algorithm == Algorithm::im2tensor_fused ||
            algorithm == Algorithm::im2tensor_atomic || algorithm == Algorithm::diagonal_unroll;
@@ -134,32 +151,6 @@ void check_options(const Options &o) {
     }
 }
 
-Device resolve_device(Device requested) {
-    if (requested == Device::automatic) {
-        return cuda_available() ? Device::cuda : Device::cpu;
-    }
-    if (requested == Device::cuda && !cuda_available()) {
-        throw Error("device cuda was requested but no CUDA device is usable here (no GPU or no driver); "
-                    "use device cpu, or auto to fall back to the CPU");
-    }
-    return requested;
-}
-
-// Placement of the output's first sample relative to the image's first sample, per
-// axis: SciPy's full output starts k-1 before the image; same takes the centre of
-// full, which for even k sits differently for correlation and convolution.
-int mode_offset(int k, Mode mode, bool flip) {
-    switch (mode) {
-    case Mode::valid:
-        return 0;
-    case Mode::full:
-        return k - 1;
-    case Mode::same:
-        return flip ? k / 2 : (k - 1) / 2;
-    }
-    return 0;
-}
-
 void check_output(const halide_buffer_t *output, Extent2d expected, halide_type_t type, Precision precision) {
     check_buffer(output, "output", 2, type, precision);
     if (output->dim[0].extent != expected.width || output->dim[1].extent != expected.height) {
@@ -181,50 +172,6 @@ Offsets pipeline_offsets(const halide_buffer_t *input, const halide_buffer_t *ou
             mode_offset(kh, o.mode, flip) + output->dim[1].min - input->dim[1].min};
 }
 
-// Bring buffers to the side the pipeline runs on, and mark the output as freshly written.
-void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output) {
-    for (halide_buffer_t *b : inputs) {
-        if (b->device_dirty()) {
-            if (b->host == nullptr) {
-                throw Error("a device-only buffer was passed for a CPU run; use device cuda or give it host memory");
-            }
-            if (halide_copy_to_host(nullptr, b) != 0) {
-                throw Error("could not copy an input back to the host: " + internal::take_last_runtime_error());
-            }
-        }
-    }
-    if (output->host == nullptr) {
-        throw Error("output has no host memory for a CPU run; allocate host memory or use device cuda");
-    }
-    output->set_device_dirty(false);
-}
-
-// A buffer with host memory and no device allocation holds its data on the host, dirty
-// flag or not (Halide's Buffer does not set it on element writes); Halide uploads only
-// host-dirty buffers, so mark them before a GPU run.
-void prepare_gpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output) {
-    for (halide_buffer_t *b : inputs) {
-        if (b->host != nullptr && b->device == 0) {
-            b->set_host_dirty(true);
-        }
-    }
-    output->set_host_dirty(false);
-}
-
-void finish_cpu(halide_buffer_t *output) {
-    if (output->device != 0) {
-        output->set_host_dirty(true);
-    }
-}
-
-void check_call(int result, const char *what) {
-    if (result != 0) {
-        std::string message = internal::take_last_runtime_error();
-        throw Error(std::string(what) + " failed (Halide error " + std::to_string(result) +
-                    (message.empty() ? std::string(")") : "): " + message));
-    }
-}
-
 Conv2dVariant conv2d_variant(Device device, Algorithm algorithm) {
     const bool gpu = device == Device::cuda;
     switch (algorithm) {
@@ -235,10 +182,6 @@ Conv2dVariant conv2d_variant(Device device, Algorithm algorithm) {
     default:
         return gpu ? Conv2dVariant::gpu_shared_tiled : Conv2dVariant::cpu_tiled;
     }
-}
-
-std::string shape_text(int w, int h) {
-    return std::to_string(w) + " x " + std::to_string(h);
 }
 
 bool gpu_separable_fits(int kw, int kh, Precision precision) {
@@ -267,8 +210,15 @@ Halide::Runtime::Buffer<> storage_vector(const std::vector<double> &values, Prec
 Dispatch run_separable(halide_buffer_t *input, halide_buffer_t *row, halide_buffer_t *col, halide_buffer_t *output,
                        const Options &o, bool flip, Device device, Offsets off) {
     const bool gpu = device == Device::cuda;
-    const internal::SeparableFn fn = internal::separable_pipeline(
-        o.precision, gpu ? SeparableVariant::gpu_separable : SeparableVariant::cpu_separable);
+    const int kw = row->dim[0].extent, kh = col->dim[0].extent;
+    SeparableVariant variant = SeparableVariant::cpu_separable;
+    if (gpu) {
+        variant = gpu_separable_fits(kw, kh, o.precision) ? SeparableVariant::gpu_separable
+                                                          : SeparableVariant::gpu_separable_two_pass;
+    } else if (kh - 1 > cpu_separable_strip_rows) {
+        variant = SeparableVariant::cpu_separable_two_pass;
+    }
+    const internal::SeparableFn fn = internal::separable_pipeline(o.precision, variant);
     internal::install_runtime_hooks();
     if (gpu) {
         prepare_gpu({input, row, col}, output);
@@ -415,7 +365,42 @@ Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode) {
     throw Error("unknown mode " + std::to_string(int(mode)) + "; allowed: valid, same, full");
 }
 
+std::vector<double> gaussian_taps(double sigma, int size) {
+    if (!std::isfinite(sigma) || sigma <= 0) {
+        throw Error("Gaussian sigma " + std::to_string(sigma) + ": allowed a finite number > 0");
+    }
+    const double automatic_size = 2 * std::ceil(3 * sigma) + 1;
+    if (size == 0 && automatic_size > max_gaussian_taps) {
+        throw Error("Gaussian sigma " + std::to_string(sigma) + " needs " + std::to_string(automatic_size) +
+                    " taps (2 ceil(3 sigma) + 1); allowed up to " + std::to_string(max_gaussian_taps) +
+                    ", i.e. sigma <= " + std::to_string((max_gaussian_taps - 1) / 6));
+    }
+    const int n = size == 0 ? static_cast<int>(automatic_size) : size;
+    if (n < 1 || n % 2 == 0 || n > max_gaussian_taps) {
+        throw Error("Gaussian size " + std::to_string(size) + ": allowed an odd number from 1 to " +
+                    std::to_string(max_gaussian_taps) + ", or 0 for 2 ceil(3 sigma) + 1");
+    }
+    std::vector<double> taps(static_cast<size_t>(n));
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        const double d = i - (n - 1) / 2;
+        sum += taps[static_cast<size_t>(i)] = std::exp(-d * d / (2 * sigma * sigma));
+    }
+    for (double &t : taps) {
+        t /= sum;
+    }
+    return taps;
+}
+
 namespace detail {
+
+Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, int size, const Options &o) {
+    check_options(o);
+    const std::vector<double> taps = gaussian_taps(sigma, size);
+    Halide::Runtime::Buffer<> row = storage_vector(taps, o.precision);
+    Halide::Runtime::Buffer<> col = storage_vector(taps, o.precision);
+    return correlate_separable(input, row.raw_buffer(), col.raw_buffer(), output, o, false);
+}
 
 Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,
                                           const Options &options) {
@@ -449,7 +434,6 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
     if (algorithm == Algorithm::automatic || algorithm == Algorithm::separable) {
         const double residual = internal::rank1_factorize(values, &row, &col);
         const bool rank1 = residual <= rank1_tolerance(o.precision);
-        const bool fits = !gpu || gpu_separable_fits(kw, kh, o.precision);
         if (algorithm == Algorithm::separable && !rank1) {
             throw Error("algorithm separable needs a rank-1 kernel, but the best rank-1 approximation leaves a "
                         "relative residual of " +
@@ -457,12 +441,7 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
                         " for " + to_string(o.precision) +
                         "); use naive, shared_tiled, autoscheduled or auto, or the separable entry point");
         }
-        if (algorithm == Algorithm::separable && !fits) {
-            throw Error("kernel " + shape_text(kw, kh) + " is too large for the GPU separable tile at precision " +
-                        to_string(o.precision) + " (" + std::to_string(gpu_shared_budget_bytes) +
-                        " bytes of shared memory); use naive or autoscheduled");
-        }
-        if (rank1 && fits && kw * kh > 1) {
+        if (rank1 && kw * kh > 1) {
             Halide::Runtime::Buffer<> row_buf = storage_vector(row, o.precision);
             Halide::Runtime::Buffer<> col_buf = storage_vector(col, o.precision);
             return run_separable(input, row_buf.raw_buffer(), col_buf.raw_buffer(), output, o, flip, device,
@@ -515,11 +494,6 @@ Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel
     internal::finite_host_values(row_kernel, "row kernel");
     internal::finite_host_values(col_kernel, "column kernel");
     const Device device = resolve_device(o.device);
-    if (device == Device::cuda && !gpu_separable_fits(kw, kh, o.precision)) {
-        throw Error("kernel " + shape_text(kw, kh) + " is too large for the GPU separable tile at precision " +
-                    std::string(to_string(o.precision)) + " (" + std::to_string(gpu_shared_budget_bytes) +
-                    " bytes of shared memory); use correlate2d with algorithm naive");
-    }
     return run_separable(input, row_kernel, col_kernel, output, o, flip, device,
                          pipeline_offsets(input, output, kw, kh, o, flip));
 }

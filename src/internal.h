@@ -4,6 +4,7 @@
 #include "HalideRuntime.h"
 #include "halconv/halconv.h"
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,7 @@ std::string take_last_runtime_error();
 
 // ---- Generated pipelines (pipelines.cpp) ----
 enum class Conv2dVariant { cpu_naive, cpu_tiled, cpu_auto, gpu_naive, gpu_shared_tiled, gpu_auto };
-enum class SeparableVariant { cpu_separable, gpu_separable };
+enum class SeparableVariant { cpu_separable, gpu_separable, cpu_separable_two_pass, gpu_separable_two_pass };
 using Conv2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
                          halide_buffer_t *);
 using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t,
@@ -45,6 +46,25 @@ using TensorCoreValidFn = int (*)(halide_buffer_t *, halide_buffer_t *, bool, ha
 Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant);
 TensorCoreValidFn tensor_core_valid_pipeline(Precision precision, TensorCoreVariant variant);
 SeparableFn separable_pipeline(Precision precision, SeparableVariant variant);
+// Composed pipelines (float32 images): edge detection and the unsharp mask.
+using EdgesFn = int (*)(halide_buffer_t *, int32_t, float, float, halide_buffer_t *);
+using UnsharpFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, float, int32_t, int32_t, float,
+                          halide_buffer_t *);
+EdgesFn edges_pipeline(Device device, Staging staging);
+UnsharpFn unsharp_pipeline(Device device);
+
+// ---- Dispatch steps shared by the entry points (dispatch.cpp) ----
+// Device::automatic resolved; cuda without a usable device throws.
+Device resolve_device(Device requested);
+// Placement of a mode's output relative to the image along an axis of kernel extent k.
+int mode_offset(int k, Mode mode, bool flip);
+// Inputs brought to the side the pipeline runs on, the output marked as freshly written.
+void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output);
+void prepare_gpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output);
+void finish_cpu(halide_buffer_t *output);
+// Throws halconv::Error naming `what` and the runtime's message when result != 0.
+void check_call(int result, const char *what);
+std::string shape_text(int w, int h);
 
 // ---- Validation (validate.cpp) ----
 struct PrecisionTypes {

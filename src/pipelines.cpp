@@ -26,14 +26,26 @@
 #include "halconv_conv2d_f64_gpu_auto.h"
 #include "halconv_conv2d_f64_gpu_naive.h"
 #include "halconv_conv2d_f64_gpu_shared_tiled.h"
+#include "halconv_edges_cpu_fused.h"
+#include "halconv_edges_cpu_staged.h"
+#include "halconv_edges_gpu_fused.h"
+#include "halconv_edges_gpu_staged.h"
 #include "halconv_separable_f16_cpu_separable.h"
+#include "halconv_separable_f16_cpu_separable_two_pass.h"
 #include "halconv_separable_f16_gpu_separable.h"
+#include "halconv_separable_f16_gpu_separable_two_pass.h"
 #include "halconv_separable_f16f32_cpu_separable.h"
+#include "halconv_separable_f16f32_cpu_separable_two_pass.h"
 #include "halconv_separable_f16f32_gpu_separable.h"
+#include "halconv_separable_f16f32_gpu_separable_two_pass.h"
 #include "halconv_separable_f32_cpu_separable.h"
+#include "halconv_separable_f32_cpu_separable_two_pass.h"
 #include "halconv_separable_f32_gpu_separable.h"
+#include "halconv_separable_f32_gpu_separable_two_pass.h"
 #include "halconv_separable_f64_cpu_separable.h"
+#include "halconv_separable_f64_cpu_separable_two_pass.h"
 #include "halconv_separable_f64_gpu_separable.h"
+#include "halconv_separable_f64_gpu_separable_two_pass.h"
 #include "halconv_tensor_core_im2tensor_f16.h"
 #include "halconv_tensor_core_im2tensor_f16_valid.h"
 #include "halconv_tensor_core_im2tensor_fused_f16.h"
@@ -54,6 +66,8 @@
 #include "halconv_tensor_core_dki_m16n16k16_f16f32_valid.h"
 #include "halconv_tensor_core_dki_m32n8k16_f16f32.h"
 #include "halconv_tensor_core_dki_m32n8k16_f16f32_valid.h"
+#include "halconv_unsharp_cpu_tiled.h"
+#include "halconv_unsharp_gpu_tensor_core.h"
 
 namespace halconv::internal {
 
@@ -62,12 +76,14 @@ namespace {
 #define HALCONV_CONV2D_ROW(p)                                                                                      \
     {halconv_conv2d_##p##_cpu_naive, halconv_conv2d_##p##_cpu_tiled, halconv_conv2d_##p##_cpu_auto,                \
      halconv_conv2d_##p##_gpu_naive, halconv_conv2d_##p##_gpu_shared_tiled, halconv_conv2d_##p##_gpu_auto}
-#define HALCONV_SEPARABLE_ROW(p) {halconv_separable_##p##_cpu_separable, halconv_separable_##p##_gpu_separable}
+#define HALCONV_SEPARABLE_ROW(p)                                                                                   \
+    {halconv_separable_##p##_cpu_separable, halconv_separable_##p##_gpu_separable,                                 \
+     halconv_separable_##p##_cpu_separable_two_pass, halconv_separable_##p##_gpu_separable_two_pass}
 
 // Rows in halconv::Precision order, columns in variant order.
 constexpr Conv2dFn conv2d_table[4][6] = {HALCONV_CONV2D_ROW(f64), HALCONV_CONV2D_ROW(f32), HALCONV_CONV2D_ROW(f16),
                                          HALCONV_CONV2D_ROW(f16f32)};
-constexpr SeparableFn separable_table[4][2] = {HALCONV_SEPARABLE_ROW(f64), HALCONV_SEPARABLE_ROW(f32),
+constexpr SeparableFn separable_table[4][4] = {HALCONV_SEPARABLE_ROW(f64), HALCONV_SEPARABLE_ROW(f32),
                                                HALCONV_SEPARABLE_ROW(f16), HALCONV_SEPARABLE_ROW(f16f32)};
 
 #define HALCONV_TENSOR_CORE_ROW(p, form)                                                                         \
@@ -103,6 +119,18 @@ Conv2dFn conv2d_pipeline(Precision precision, Conv2dVariant variant) {
 
 SeparableFn separable_pipeline(Precision precision, SeparableVariant variant) {
     return separable_table[static_cast<int>(precision)][static_cast<int>(variant)];
+}
+
+EdgesFn edges_pipeline(Device device, Staging staging) {
+    const bool fused = staging == Staging::fused;
+    if (device == Device::cuda) {
+        return fused ? halconv_edges_gpu_fused : halconv_edges_gpu_staged;
+    }
+    return fused ? halconv_edges_cpu_fused : halconv_edges_cpu_staged;
+}
+
+UnsharpFn unsharp_pipeline(Device device) {
+    return device == Device::cuda ? halconv_unsharp_gpu_tensor_core : halconv_unsharp_cpu_tiled;
 }
 
 }  // namespace halconv::internal

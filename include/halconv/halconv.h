@@ -160,6 +160,80 @@ Dispatch separable_convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
                                 output.raw_buffer(), options, true);
 }
 
+// ---- Gaussian blur of any sigma, through the separable path ----
+// Normalized taps of the sampled Gaussian exp(-i^2 / (2 sigma^2)), i = -(size-1)/2 ..
+// (size-1)/2; size 0 means 2 ceil(3 sigma) + 1. sigma > 0 and finite; sizes odd, up to
+// max_gaussian_taps.
+inline constexpr int max_gaussian_taps = 8191;
+std::vector<double> gaussian_taps(double sigma, int size = 0);
+
+namespace detail {
+Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, int size,
+                       const Options &options);
+}  // namespace detail
+
+// correlate2d(image, g g^T) with g = gaussian_taps(sigma, size), run as a row pass and a
+// column pass (O(size) work per pixel) for every sigma: kernels whose tile outgrows
+// shared memory (GPU) or a strip (CPU) run as two passes through memory. Options as for
+// correlate2d (mode, boundary, precision, device); the algorithm option is ignored.
+template <typename TI, int DI, int NI, typename TO, int DO, int NO>
+Dispatch gaussian_blur(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TO, DO, NO> &output,
+                       double sigma, const Options &options = {}, int size = 0) {
+    return detail::gaussian_blur(image.raw_buffer(), output.raw_buffer(), sigma, size, options);
+}
+
+// ---- Composed pipelines: float32 images, output the image's size ----
+struct PipelineOptions {
+    Boundary boundary = Boundary::reflect;  // for every stage's input (no spurious edges at the frame)
+    double fill_value = 0.0;                // Boundary::constant
+    Device device = Device::automatic;
+    void *stream = nullptr;            // as Options::stream
+    Staging staging = Staging::fused;  // detect_edges: fused or stage by stage (same result)
+};
+
+// seed 001's threshold (5 on 0..255 data) on images scaled to [0, 1].
+inline constexpr double default_edge_threshold = 5.0 / 255.0;
+
+namespace detail {
+Device detect_edges(halide_buffer_t *image, halide_buffer_t *edges, double threshold, const PipelineOptions &options);
+Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide_buffer_t *output, double amount,
+                    const PipelineOptions &options);
+}  // namespace detail
+
+// Edge detection of seed 001 as one Halide pipeline: the image (float32) correlated with
+// the 5x5 Gaussian of sigma 1.4 ([2 4 5 4 2] / 17 per axis), that result correlated
+// with the Laplacian [0 1 0; 1 -4 1; 0 1 0], both mode same with options.boundary;
+// edges (uint8, the image's extent) = 1 where |Laplacian| > threshold, else 0.
+// threshold: finite, >= 0, in the image's units. Returns the device it ran on.
+template <typename TI, int DI, int NI, typename TO, int DO, int NO>
+Device detect_edges(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TO, DO, NO> &edges,
+                    double threshold = default_edge_threshold, const PipelineOptions &options = {}) {
+    return detail::detect_edges(image.raw_buffer(), edges.raw_buffer(), threshold, options);
+}
+
+// Unsharp mask: output = image + amount * (image - blur), blur = correlate2d(image,
+// blur_kernel, same, options.boundary) computed from float16 operands with float32
+// sums. On CUDA the blur is the im2tensor_fused tensor-core extern stage between two
+// Halide stages (kernels up to tensor_core_max_kernel per axis); on the CPU the same
+// sum in Halide. A Gaussian kernel sharpens; a difference of Gaussians enhances one
+// band. image, blur_kernel (values within float16 range) and output are float32.
+template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
+Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TK, DK, NK> &blur_kernel,
+                    Halide::Runtime::Buffer<TO, DO, NO> &output, double amount, const PipelineOptions &options = {}) {
+    return detail::unsharp_mask(image.raw_buffer(), blur_kernel.raw_buffer(), output.raw_buffer(), amount, options);
+}
+
+// What this build of halconv contains (halconv info prints it).
+struct BuildInfo {
+    std::string version;             // halconv's
+    std::string halide_version;      // the Halide the pipelines were compiled with
+    std::string cpu_targets;         // Halide targets of the CPU pipelines (multitarget, best first)
+    std::string cuda_target;         // Halide target of the CUDA pipelines
+    std::string cuda_architectures;  // what the hand-written kernels were compiled for
+    std::vector<std::string> pipelines;  // every AOT pipeline, halconv_<generator>_<variant>
+};
+BuildInfo build_info();
+
 // Names for messages, the CLI and the benchmark.
 const char *to_string(Mode mode);
 const char *to_string(Boundary boundary);
@@ -167,6 +241,7 @@ const char *to_string(Precision precision);
 const char *to_string(Algorithm algorithm);
 const char *to_string(Device device);
 const char *to_string(TensorCoreShape shape);
+const char *to_string(Staging staging);
 // True for the algorithms that run on tensor cores.
 bool uses_tensor_cores(Algorithm algorithm);
 

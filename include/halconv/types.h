@@ -52,6 +52,12 @@ enum class TensorCoreShape : int32_t {
     m32n8k16 = 1,
 };
 
+// How a composed pipeline (halconv::detect_edges) runs its stages.
+enum class Staging : int32_t {
+    fused = 0,   // every stage computed per tile, intermediates in cache / shared memory
+    staged = 1,  // stage by stage, each intermediate a whole image in memory
+};
+
 enum class Device : int32_t {
     automatic = 0,  // cuda when a CUDA device is present, else cpu
     cpu = 1,
@@ -69,6 +75,9 @@ namespace halconv {
 inline constexpr int gpu_tile_width = 32;
 inline constexpr int gpu_tile_height = 8;
 inline constexpr int gpu_shared_budget_bytes = 46 * 1024;
+// Output rows per strip of the CPU separable schedule; taller kernels (whose apron
+// would more than double the row pass per strip) run the two-pass schedule.
+inline constexpr int cpu_separable_strip_rows = 32;
 // Largest kernel edge of the tensor-core algorithms (8 fragments of 16).
 inline constexpr int tensor_core_max_kernel = 128;
 // Smallest output extent per axis the autoscheduled pipelines are run on (see halconv.h).

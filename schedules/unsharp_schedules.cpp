@@ -1,0 +1,33 @@
+#include "unsharp_schedules.h"
+
+#include "halconv/types.h"
+#include "tensor_core_schedules.h"
+
+namespace halconv::sched {
+
+using Halide::TailStrategy;
+using Halide::Var;
+
+// Strips of rows in parallel, the float16 image of each strip plus its apron staged
+// once, the taps over vectors of outputs (as conv2d's cpu_tiled).
+void schedule_unsharp_cpu_tiled(UnsharpStages &s) {
+    const int vec = s.target.natural_vector_size(Halide::Float(32));
+    Var yo{"yo"}, yi{"yi"};
+    s.output.split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
+        .parallel(yo)
+        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    s.shifted.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    s.blur.compute_at(s.output, s.x).vectorize(s.x);
+    s.blur.update().reorder(s.x, s.r.x, s.r.y).vectorize(s.x);
+}
+
+// Three kernels on one stream: the boundary stage writes the float16 image with its
+// apron, the extern stage the blur (float32), and the combination reads both images.
+void schedule_unsharp_gpu_tensor_core(UnsharpStages &s) {
+    schedule_tensor_core_boundary_gpu(s.shifted, s.x, s.y);
+    s.blur.compute_root();
+    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    s.output.gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+}
+
+}  // namespace halconv::sched

@@ -1,0 +1,145 @@
+// Entry points of the composed pipelines: edge detection and the unsharp mask.
+#include <cmath>
+#include <vector>
+
+#include "halconv/float16.h"
+#include "internal.h"
+
+namespace halconv {
+
+using internal::check_call;
+using internal::shape_text;
+
+namespace {
+
+void check_pipeline_options(const PipelineOptions &o) {
+    if (static_cast<uint32_t>(o.boundary) > 4) {
+        throw Error("unknown boundary " + std::to_string(int(o.boundary)) +
+                    "; allowed: constant, nearest, reflect, mirror, wrap");
+    }
+    if (static_cast<uint32_t>(o.device) > 2) {
+        throw Error("unknown device " + std::to_string(int(o.device)) + "; allowed: auto, cpu, cuda");
+    }
+    if (static_cast<uint32_t>(o.staging) > 1) {
+        throw Error("unknown staging " + std::to_string(int(o.staging)) + "; allowed: fused, staged");
+    }
+    if (!std::isfinite(o.fill_value)) {
+        throw Error("fill value must be finite");
+    }
+}
+
+// Throws unless buf is a non-empty 2D buffer of `type`.
+void check_image(const halide_buffer_t *buf, const char *role, halide_type_t type, const char *type_text) {
+    if (buf == nullptr || buf->dimensions != 2 || buf->type != type) {
+        throw Error(std::string(role) + " must be a 2D " + type_text + " buffer");
+    }
+    if (buf->dim[0].extent <= 0 || buf->dim[1].extent <= 0) {
+        throw Error(std::string(role) + " is empty (" + shape_text(buf->dim[0].extent, buf->dim[1].extent) + ")");
+    }
+    if (buf->host == nullptr && buf->device == 0) {
+        throw Error(std::string(role) + " has neither host nor device memory");
+    }
+}
+
+void check_same_extent(const halide_buffer_t *image, const halide_buffer_t *output, const char *role) {
+    if (output->dim[0].extent != image->dim[0].extent || output->dim[1].extent != image->dim[1].extent) {
+        throw Error(std::string(role) + " is " + shape_text(output->dim[0].extent, output->dim[1].extent) +
+                    " (width x height) but must be the image's " +
+                    shape_text(image->dim[0].extent, image->dim[1].extent));
+    }
+}
+
+// The composed pipelines' outputs cover the image, with the image's coordinates: runs
+// `call` on a shallow copy of the output placed at the image's mins, then hands back
+// the device allocation and dirty bits the pipeline gave it.
+template <typename Call>
+int with_output_at_image_mins(const halide_buffer_t *image, halide_buffer_t *output, Call call) {
+    halide_buffer_t placed = *output;
+    std::vector<halide_dimension_t> dims(output->dim, output->dim + output->dimensions);
+    dims[0].min = image->dim[0].min;
+    dims[1].min = image->dim[1].min;
+    placed.dim = dims.data();
+    const int result = call(&placed);
+    output->device = placed.device;
+    output->device_interface = placed.device_interface;
+    output->flags = placed.flags;
+    return result;
+}
+
+template <typename Call>
+Device run_composed(Device device, std::initializer_list<halide_buffer_t *> inputs, const halide_buffer_t *image,
+                    halide_buffer_t *output, void *stream, const char *what, Call call) {
+    internal::install_runtime_hooks();
+    if (device == Device::cuda) {
+        internal::prepare_gpu(inputs, output);
+        internal::StreamScope scope(stream);
+        check_call(with_output_at_image_mins(image, output, call), what);
+    } else {
+        internal::prepare_cpu(inputs, output);
+        check_call(with_output_at_image_mins(image, output, call), what);
+        internal::finish_cpu(output);
+    }
+    return device;
+}
+
+}  // namespace
+
+namespace detail {
+
+Device detect_edges(halide_buffer_t *image, halide_buffer_t *edges, double threshold, const PipelineOptions &o) {
+    check_pipeline_options(o);
+    check_image(image, "image", halide_type_of<float>(), "float32");
+    check_image(edges, "edges", halide_type_of<uint8_t>(), "uint8");
+    check_same_extent(image, edges, "edges");
+    if (!std::isfinite(threshold) || threshold < 0) {
+        throw Error("edge threshold " + std::to_string(threshold) + ": allowed a finite number >= 0");
+    }
+    const Device device = internal::resolve_device(o.device);
+    const internal::EdgesFn fn = internal::edges_pipeline(device, o.staging);
+    return run_composed(device, {image}, image, edges, o.stream, "edge-detection pipeline", [&](halide_buffer_t *out) {
+        return fn(image, static_cast<int32_t>(o.boundary), static_cast<float>(o.fill_value),
+                  static_cast<float>(threshold), out);
+    });
+}
+
+Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide_buffer_t *output, double amount,
+                    const PipelineOptions &o) {
+    check_pipeline_options(o);
+    check_image(image, "image", halide_type_of<float>(), "float32");
+    check_image(blur_kernel, "blur kernel", halide_type_of<float>(), "float32");
+    check_image(output, "output", halide_type_of<float>(), "float32");
+    check_same_extent(image, output, "output");
+    if (!std::isfinite(amount)) {
+        throw Error("unsharp amount must be finite");
+    }
+    const int kw = blur_kernel->dim[0].extent, kh = blur_kernel->dim[1].extent;
+    const Device device = internal::resolve_device(o.device);
+    if (device == Device::cuda && (kw > tensor_core_max_kernel || kh > tensor_core_max_kernel)) {
+        throw Error("blur kernel " + shape_text(kw, kh) + " is too large for the tensor-core blur; allowed up to " +
+                    shape_text(tensor_core_max_kernel, tensor_core_max_kernel) + " on device cuda");
+    }
+    // The blur takes float16 operands: the kernel is rounded once here.
+    const Halide::Runtime::Buffer<double> values = internal::finite_host_values(blur_kernel, "blur kernel");
+    Halide::Runtime::Buffer<> kernel16(halide_type_t(halide_type_float, 16), kw, kh);
+    uint16_t *bits = static_cast<uint16_t *>(kernel16.data());
+    for (int y = 0; y < kh; y++) {
+        for (int x = 0; x < kw; x++) {
+            const double v = values(values.dim(0).min() + x, values.dim(1).min() + y);
+            if (std::abs(v) > 65504.0) {
+                throw Error("blur kernel value " + std::to_string(v) + " is outside the float16 range (|v| <= 65504)");
+            }
+            bits[size_t(y) * size_t(kw) + size_t(x)] = float16_bits_from_double(v);
+        }
+    }
+    kernel16.set_host_dirty();
+    const int ox = internal::mode_offset(kw, Mode::same, false), oy = internal::mode_offset(kh, Mode::same, false);
+    const internal::UnsharpFn fn = internal::unsharp_pipeline(device);
+    return run_composed(device, {image, kernel16.raw_buffer()}, image, output, o.stream, "unsharp-mask pipeline",
+                        [&](halide_buffer_t *out) {
+                            return fn(image, kernel16.raw_buffer(), static_cast<int32_t>(o.boundary),
+                                      static_cast<float>(o.fill_value), ox, oy, static_cast<float>(amount), out);
+                        });
+}
+
+}  // namespace detail
+}  // namespace halconv

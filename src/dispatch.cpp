@@ -1,0 +1,81 @@
+// Steps every entry point shares: device choice, buffer preparation, error reporting.
+#include "internal.h"
+
+namespace halconv::internal {
+
+Device resolve_device(Device requested) {
+    if (requested == Device::automatic) {
+        return cuda_available() ? Device::cuda : Device::cpu;
+    }
+    if (requested == Device::cuda && !cuda_available()) {
+        throw Error(
+            "device cuda was requested but no CUDA device is usable here (no GPU or no driver); "
+            "use device cpu, or auto to fall back to the CPU");
+    }
+    return requested;
+}
+
+// Placement of the output's first sample relative to the image's first sample, per
+// axis: SciPy's full output starts k-1 before the image; same takes the centre of
+// full, which for even k sits differently for correlation and convolution.
+int mode_offset(int k, Mode mode, bool flip) {
+    switch (mode) {
+        case Mode::valid:
+            return 0;
+        case Mode::full:
+            return k - 1;
+        case Mode::same:
+            return flip ? k / 2 : (k - 1) / 2;
+    }
+    return 0;
+}
+
+// Bring buffers to the side the pipeline runs on, and mark the output as freshly written.
+void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output) {
+    for (halide_buffer_t *b : inputs) {
+        if (b->device_dirty()) {
+            if (b->host == nullptr) {
+                throw Error("a device-only buffer was passed for a CPU run; use device cuda or give it host memory");
+            }
+            if (halide_copy_to_host(nullptr, b) != 0) {
+                throw Error("could not copy an input back to the host: " + internal::take_last_runtime_error());
+            }
+        }
+    }
+    if (output->host == nullptr) {
+        throw Error("output has no host memory for a CPU run; allocate host memory or use device cuda");
+    }
+    output->set_device_dirty(false);
+}
+
+// A buffer with host memory and no device allocation holds its data on the host, dirty
+// flag or not (Halide's Buffer does not set it on element writes); Halide uploads only
+// host-dirty buffers, so mark them before a GPU run.
+void prepare_gpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output) {
+    for (halide_buffer_t *b : inputs) {
+        if (b->host != nullptr && b->device == 0) {
+            b->set_host_dirty(true);
+        }
+    }
+    output->set_host_dirty(false);
+}
+
+void finish_cpu(halide_buffer_t *output) {
+    if (output->device != 0) {
+        output->set_host_dirty(true);
+    }
+}
+
+void check_call(int result, const char *what) {
+    if (result != 0) {
+        std::string message = internal::take_last_runtime_error();
+        throw Error(std::string(what) + " failed (Halide error " + std::to_string(result) +
+                    (message.empty() ? std::string(")") : "): " + message));
+    }
+}
+
+std::string shape_text(int w, int h) {
+    return std::to_string(w) + " x " + std::to_string(h);
+}
+
+}  // namespace halconv::internal
