@@ -1,11 +1,13 @@
-// `halconv filter` end to end, as a user runs it: the executable on FITS files against
-// the float64 reference for every mode, boundary and kernel spec; PNG colour + alpha;
-// batch mode; every error path with its exit status, message and no output file.
+// The halconv tool end to end, as a user runs it: `filter` on FITS files against the
+// float64 reference for every mode, boundary and kernel spec; PNG colour + alpha; batch
+// mode; `edges` and `unsharp` against their float64 definitions; `info`, `bench-quick`
+// and the README's demo; every error path with its exit status, message and no output.
 // The tool is found through $HALCONV_CLI (scripts/gpu-check sets it) or the build tree.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "image_io.h"
 #include "kernel_spec.h"
@@ -245,6 +249,165 @@ TEST_F(Cli, ErrorsExitNonZeroWithOneLineAndNoOutput) {
         EXPECT_FALSE(fs::exists(path("out.png"))) << c.args;
     }
     for (const std::string command : {"--help", "filter --help", "--help filter"}) {
+        const CliRun r = run_cli(command);
+        EXPECT_EQ(r.status, 0) << command;
+        EXPECT_THAT(r.output, HasSubstr("usage: halconv")) << command;
+    }
+}
+
+// Edges of a FITS image against the float64 Laplacian of the blurred image (the two
+// correlations of seed 001, reflect), pixels within float32 error of T left out.
+TEST_F(Cli, EdgesMatchFloat64Definition) {
+    halconv::io::FitsImage in = random_fits(41, 29);
+    for (double &v : in.data) {
+        v = static_cast<float>((v + 1) / 2);  // [0, 1), exact in float32 as the tool reads it
+    }
+    halconv::io::write_fits(path("in.fits"), in);
+    const CliRun r = run_cli("edges '" + path("in.fits") + "' '" + path("edges.fits") + "' --threshold 0.05");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const halconv::io::FitsImage out = halconv::io::read_fits(path("edges.fits"));
+    ASSERT_EQ(out.width, 41);
+    ASSERT_EQ(out.height, 29);
+    const std::vector<double> g = {2.0 / 17, 4.0 / 17, 5.0 / 17, 4.0 / 17, 2.0 / 17};
+    halconv::test::Image gauss{5, 5, {}};
+    for (double a : g) {
+        for (double b : g) {
+            gauss.data.push_back(a * b);
+        }
+    }
+    const auto blur = halconv::test::correlate_reference({in.width, in.height, in.data}, gauss, halconv::Mode::same,
+                                                         halconv::Boundary::reflect, 0.0, false);
+    const auto lap = halconv::test::correlate_reference(blur.value, {3, 3, {0, 1, 0, 1, -4, 1, 0, 1, 0}},
+                                                        halconv::Mode::same, halconv::Boundary::reflect, 0.0, false);
+    int edges = 0, checked = 0;
+    for (size_t i = 0; i < out.data.size(); i++) {
+        const double m = std::fabs(lap.value.data[i]);
+        if (std::fabs(m - 0.05) > 1e-5) {
+            ASSERT_EQ(out.data[i], m > 0.05 ? 1.0 : 0.0) << "pixel " << i;
+            checked++;
+        }
+        edges += out.data[i] == 1.0;
+    }
+    EXPECT_GT(checked, 1100);
+    EXPECT_GT(edges, 0);
+    EXPECT_LT(edges, checked);
+
+    // PNG in (colour as luma), 8-bit gray out, the same edges.
+    halconv::io::Image png;
+    png.width = in.width;
+    png.height = in.height;
+    png.channels.assign(3, std::vector<double>(in.data.size()));
+    for (size_t i = 0; i < in.data.size(); i++) {
+        png.channels[0][i] = png.channels[1][i] = png.channels[2][i] = std::round(in.data[i] * 255) / 255;
+    }
+    halconv::io::write_png(path("in.png"), png);
+    const CliRun rp = run_cli("edges '" + path("in.png") + "' '" + path("edges.png") + "' --device cpu --staged");
+    ASSERT_EQ(rp.status, 0) << rp.output;
+    const halconv::io::Image edge_png = halconv::io::read_png(path("edges.png"));
+    EXPECT_EQ(edge_png.channels.size(), 1u);
+    EXPECT_EQ(edge_png.bit_depth, 8);
+    for (double v : edge_png.channels[0]) {
+        ASSERT_TRUE(v == 0.0 || v == 1.0) << v;
+    }
+}
+
+// Unsharp mask of a FITS image: image + amount (image - blur), the blur of the
+// float16-rounded image by the float16-rounded Gaussian; float32 sums.
+TEST_F(Cli, UnsharpMatchesFloat64Definition) {
+    halconv::io::FitsImage in = random_fits(37, 26);
+    for (double &v : in.data) {
+        v = static_cast<float>(v);
+    }
+    halconv::io::write_fits(path("in.fits"), in);
+    const CliRun r = run_cli("unsharp '" + path("in.fits") + "' '" + path("out.fits") +
+                             "' --sigma 2 --amount 1.5 --boundary mirror");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const halconv::io::FitsImage out = halconv::io::read_fits(path("out.fits"));
+    halconv::io::KernelTaps k = halconv::io::parse_kernel_spec("gaussian:sigma=2");
+    const auto f16 = [](double v) {
+        return halconv::double_from_float16_bits(halconv::float16_bits_from_double(static_cast<float>(v)));
+    };
+    halconv::test::Image img16{in.width, in.height, in.data};
+    std::transform(img16.data.begin(), img16.data.end(), img16.data.begin(), f16);
+    std::transform(k.taps.begin(), k.taps.end(), k.taps.begin(), f16);
+    const auto blur = halconv::test::correlate_reference(img16, {k.width, k.height, k.taps}, halconv::Mode::same,
+                                                         halconv::Boundary::mirror, 0.0, false);
+    ASSERT_EQ(out.data.size(), in.data.size());
+    for (size_t i = 0; i < out.data.size(); i++) {
+        const double want = in.data[i] + 1.5 * (in.data[i] - blur.value.data[i]);
+        // float32 sums of 169 products (<= 173 u32 * sum |k||x|) and a few float32 roundings.
+        const double tol = 1.5 * 173 * 0x1p-24 * blur.magnitude.data[i] + 16 * 0x1p-24 * (1 + std::fabs(want));
+        ASSERT_NEAR(out.data[i], want, tol) << "pixel " << i;
+    }
+}
+
+TEST_F(Cli, InfoAndBenchQuick) {
+    CliRun r = run_cli("info");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("Halide 21.0.0"));
+    EXPECT_THAT(r.output, HasSubstr("halconv_edges_gpu_fused"));
+    EXPECT_THAT(r.output, HasSubstr("halconv_tensor_core_im2tensor_fused_f16f32"));
+    EXPECT_THAT(r.output, HasSubstr(halconv::cuda_available() ? "(used)" : "no usable CUDA device"));
+    r = run_cli("bench-quick --device cpu --sizes 48 --kernels 3,4 --reps 1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (const char *row : {"naive", "shared_tiled", "autoscheduled", "gaussian_blur", "edges_fused", "edges_staged"}) {
+        EXPECT_THAT(r.output, HasSubstr(row));
+    }
+    EXPECT_THAT(r.output, HasSubstr("    48    4"));
+}
+
+// The README's main job: `halconv demo` on the bundled photo writes every result and a
+// timing table (the tensor-core rows only where a GPU is).
+TEST_F(Cli, ReadmeDemoWritesEveryResult) {
+    const CliRun r = run_cli("demo --out '" + path("demo") + "'");
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::vector<std::string> files = {"edges", "gaussian_sigma12", "unsharp", "random31_naive",
+                                      "random31_shared_tiled", "random31_autoscheduled"};
+    if (halconv::cuda_available()) {
+        for (const char *tc : {"im2tensor", "im2tensor_fused", "im2tensor_atomic", "diagonal_unroll"}) {
+            files.push_back(std::string("random31_") + tc);
+        }
+    } else {
+        EXPECT_THAT(r.output, HasSubstr("no CUDA device found: running on the CPU"));
+    }
+    for (const std::string &f : files) {
+        const halconv::io::Image png = halconv::io::read_png(path("demo/" + f + ".png"));
+        EXPECT_EQ(png.width, 512) << f;
+        EXPECT_THAT(r.output, HasSubstr(f.rfind("random31_", 0) == 0 ? f.substr(9) : std::string("median ms")));
+    }
+    EXPECT_THAT(r.output, HasSubstr("edges          fused"));
+    EXPECT_THAT(r.output, HasSubstr("edges          staged"));
+}
+
+TEST_F(Cli, PipelineCommandErrors) {
+    const std::string input = path("in.fits"), output = path("out.fits");
+    halconv::io::write_fits(input, random_fits(8, 8));
+    const std::string io = "'" + input + "' '" + output + "' ";
+    const std::vector<std::tuple<std::string, int, std::string>> cases = {
+        {"edges " + io + "--threshold -1", 2, "--threshold -1: allowed a number >= 0"},
+        {"edges " + io + "--threshold", 2, "--threshold needs a value"},
+        {"edges " + io + "--boundary zero", 2, "allowed constant, nearest, reflect, mirror, wrap"},
+        {"edges '" + input + "'", 2, "give the input(s) and then the output"},
+        {"edges '" + path("missing.fits") + "' '" + output + "'", 1, "missing.fits: no such file"},
+        {"edges '" + input + "' '" + path("out.png") + "'", 1, "keeps the input's format (.fits)"},
+        {"unsharp " + io, 2, "give the blur as --sigma S or as --kernel SPEC"},
+        {"unsharp " + io + "--sigma 2 --kernel box:3", 2, "give the blur as --sigma S or as --kernel SPEC"},
+        {"unsharp " + io + "--sigma 2 --amount x", 2, "--amount x: allowed a number"},
+        {"unsharp " + io + "--sigma -2", 1, "sigma '-2'"},
+        {"info extra", 2, "halconv info takes no arguments"},
+        {"bench-quick --sizes 0", 2, "allowed whole numbers from 1 to 16384"},
+        {"bench-quick --frobnicate 1", 2, "unknown option --frobnicate"},
+        {"demo --device gpu", 2, "--device gpu: allowed auto, cpu, cuda"},
+    };
+    for (const auto &[args, status, message] : cases) {
+        const CliRun r = run_cli(args);
+        EXPECT_EQ(r.status, status) << args << "\n" << r.output;
+        EXPECT_THAT(r.output, HasSubstr(message)) << args;
+        EXPECT_THAT(r.output, HasSubstr("halconv: error: ")) << args;
+        EXPECT_FALSE(fs::exists(output)) << args;
+        EXPECT_FALSE(fs::exists(path("out.png"))) << args;
+    }
+    for (const std::string command : {"edges --help", "unsharp --help", "info --help", "bench-quick --help"}) {
         const CliRun r = run_cli(command);
         EXPECT_EQ(r.status, 0) << command;
         EXPECT_THAT(r.output, HasSubstr("usage: halconv")) << command;

@@ -2,7 +2,9 @@
 // one file or a batch, each colour channel filtered, alpha passed through, the output in
 // the input's format (PNG clamped and rounded at the input's depth; FITS float32, or
 // float64 with --precision f64).
-#include "filter_command.h"
+#include "commands.h"
+
+#include "cli_common.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,8 +22,6 @@
 namespace halconv::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 const char *const filter_usage =
     "usage: halconv filter IN... OUT --kernel SPEC [--algorithm A] [--precision f64|f32|f16|f16f32]\n"
     "                      [--mode valid|same|full] [--boundary constant|nearest|reflect|mirror|wrap]\n"
@@ -33,27 +33,6 @@ const char *const filter_usage =
     "  Defaults: mode same, boundary constant, fill 0, precision f32, device auto,\n"
     "  algorithm automatic (also: naive, shared_tiled, separable, autoscheduled, im2tensor,\n"
     "  im2tensor_fused, im2tensor_atomic, diagonal_unroll).";
-
-enum class Format { png, fits };
-
-// The image format a file name says, if any.
-std::optional<Format> format_named(const std::string &path) {
-    const std::string ext = fs::path(path).extension().string();
-    if (ext == ".png" || ext == ".PNG") {
-        return Format::png;
-    }
-    if (ext == ".fits" || ext == ".fit" || ext == ".FITS" || ext == ".FIT") {
-        return Format::fits;
-    }
-    return std::nullopt;
-}
-
-Format format_of_name(const std::string &path) {
-    if (const std::optional<Format> f = format_named(path)) {
-        return *f;
-    }
-    throw Error(path + ": unknown image type; allowed .png, .fits, .fit");
-}
 
 halide_type_t storage_type(Precision p) {
     return p == Precision::f64 ? halide_type_of<double>()
@@ -116,11 +95,7 @@ struct Filter {
 };
 
 void filter_file(const Filter &f, const std::string &in, const std::string &out) {
-    const Format format = format_of_name(in);
-    if (format_of_name(out) != format) {
-        throw Error(out + ": the output keeps the input's format (" + (format == Format::png ? ".png" : ".fits") + ")");
-    }
-    if (format == Format::fits) {
+    if (same_format(in, out) == Format::fits) {
         const io::FitsImage img = io::read_fits(in);
         io::FitsImage result;
         result.data = f.run(img.data, img.width, img.height, result.width, result.height);
@@ -139,18 +114,6 @@ void filter_file(const Filter &f, const std::string &in, const std::string &out)
         result.channels.push_back(f.run(channel, img.width, img.height, result.width, result.height));
     }
     io::write_png(out, result);
-}
-
-template <typename Enum>
-Enum parse_choice(const std::string &flag, const std::string &value, std::initializer_list<Enum> choices) {
-    std::string allowed;
-    for (Enum c : choices) {
-        if (value == to_string(c) || (value == "auto" && std::string(to_string(c)) == "automatic")) {
-            return c;
-        }
-        allowed += std::string(allowed.empty() ? "" : ", ") + to_string(c);
-    }
-    throw UsageError(flag + " " + value + ": allowed " + allowed);
 }
 
 }  // namespace
@@ -191,16 +154,11 @@ int filter_command(const std::vector<std::string> &args) {
         } else if (a == "--mode") {
             f.options.mode = parse_choice(a, v, {Mode::valid, Mode::same, Mode::full});
         } else if (a == "--boundary") {
-            f.options.boundary = parse_choice(
-                a, v, {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap});
+            f.options.boundary = parse_boundary(a, v);
         } else if (a == "--device") {
-            f.options.device = parse_choice(a, v, {Device::automatic, Device::cpu, Device::cuda});
+            f.options.device = parse_device(a, v);
         } else if (a == "--fill") {
-            char *end = nullptr;
-            f.options.fill_value = std::strtod(v.c_str(), &end);
-            if (v.empty() || end != v.c_str() + v.size()) {
-                throw UsageError("--fill " + v + ": allowed a number");
-            }
+            f.options.fill_value = parse_number(a, v);
         } else {
             throw UsageError("unknown option " + a + " (see halconv filter --help)");
         }
@@ -212,49 +170,7 @@ int filter_command(const std::vector<std::string> &args) {
         throw UsageError("give the input(s) and then the output (see halconv filter --help)");
     }
     f.kernel = io::parse_kernel_spec(spec);
-    const std::string out = paths.back();
-    paths.pop_back();
-    const bool batch = paths.size() > 1 || fs::is_directory(paths[0]);
-    if (!batch) {
-        if (const fs::path parent = fs::path(out).parent_path(); !parent.empty()) {
-            fs::create_directories(parent);
-        }
-        filter_file(f, paths[0], out);
-        return 0;
-    }
-    std::vector<std::string> inputs;
-    for (const std::string &p : paths) {
-        if (fs::is_directory(p)) {
-            for (const auto &e : fs::directory_iterator(p)) {
-                if (e.is_regular_file() && format_named(e.path().string())) {
-                    inputs.push_back(e.path().string());
-                }
-            }
-        } else {
-            inputs.push_back(p);
-        }
-    }
-    std::sort(inputs.begin(), inputs.end());
-    if (inputs.empty()) {
-        throw Error("no .png, .fits or .fit files in " + paths[0]);
-    }
-    if (fs::exists(out) && !fs::is_directory(out)) {
-        throw Error(out + ": several inputs need an output directory");
-    }
-    fs::create_directories(out);
-    int failed = 0;
-    for (size_t i = 0; i < inputs.size(); i++) {
-        const std::string target = (fs::path(out) / fs::path(inputs[i]).filename()).string();
-        std::fprintf(stderr, "\r[%zu/%zu] %s", i + 1, inputs.size(), inputs[i].c_str());
-        try {
-            filter_file(f, inputs[i], target);
-        } catch (const Error &e) {
-            std::fprintf(stderr, "\nhalconv: error: %s\n", e.what());
-            failed++;
-        }
-    }
-    std::fprintf(stderr, "\n%zu written, %d failed\n", inputs.size() - size_t(failed), failed);
-    return failed == 0 ? 0 : 1;
+    return run_files(paths, [&](const std::string &in, const std::string &out) { filter_file(f, in, out); });
 }
 
 }  // namespace halconv::cli

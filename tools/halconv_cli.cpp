@@ -1,6 +1,8 @@
-// halconv command-line tool: `filter` (filter_command.cpp) and `demo`, which filters a
-// PNG (default: the bundled cameraman) with several algorithms on the GPU when one is
-// present, else on the CPU (saying so), prints a timing table and writes the results.
+// halconv command-line tool: the commands of commands.h and `demo`, which runs the
+// library on a PNG (default: the bundled cameraman) on the GPU when one is present,
+// else on the CPU (saying so): edge detection fused and stage by stage, a large
+// Gaussian blur, an unsharp mask with a tensor-core blur and a random kernel through
+// every algorithm, printing a timing table and writing each result as a PNG.
 //   halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]
 #include <algorithm>
 #include <chrono>
@@ -12,58 +14,62 @@
 #include <string>
 #include <vector>
 
-#include "HalideRuntimeCuda.h"
-#include "filter_command.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "halconv/float16.h"
 #include "halconv/halconv.h"
 #include "image_io.h"
 
 namespace {
 
-// The demo filters one channel: gray as it is, colour as Rec. 601 luma.
-Halide::Runtime::Buffer<float> read_gray(const std::string &path) {
-    const halconv::io::Image image = halconv::io::read_png(path);
-    Halide::Runtime::Buffer<float> out(image.width, image.height);
-    out.for_each_element([&](int x, int y) {
-        const size_t i = size_t(y) * image.width + x;
-        out(x, y) = image.channels.size() == 1
-                        ? static_cast<float>(image.channels[0][i])
-                        : static_cast<float>(0.299 * image.channels[0][i] + 0.587 * image.channels[1][i] +
-                                             0.114 * image.channels[2][i]);
-    });
-    return out;
-}
+using halconv::Algorithm;
+using Halide::Runtime::Buffer;
 
-void write_gray(const std::string &path, const Halide::Runtime::Buffer<float> &img) {
+void write_plane(const std::string &path, const Buffer<float> &img) {
     halconv::io::Image image;
     image.width = img.width();
     image.height = img.height();
-    image.channels.assign(1, std::vector<double>(size_t(img.width()) * img.height()));
-    img.for_each_element([&](int x, int y) { image.channels[0][size_t(y) * img.width() + x] = img(x, y); });
+    image.channels.push_back(halconv::cli::samples_of(img));
     halconv::io::write_png(path, image);
 }
 
 struct Row {
-    std::string filter, algorithm;
+    std::string filter, algorithm, precision;
     double ms;
 };
 
-int demo(int argc, char **argv) {
+// Median wall time of 7 calls (the first pays JIT compilation and uploads), each until
+// the result is back on the host.
+template <typename Fn>
+double median_wall_ms(Fn fn) {
+    std::vector<double> ms;
+    for (int rep = 0; rep < 7; rep++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        fn();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+int demo(const std::vector<std::string> &args) {
     std::string input = std::string(HALCONV_DATA_DIR) + "/cameraman.png", out_dir = "out";
     halconv::Device device = halconv::Device::automatic;
-    for (int i = 0; i < argc; i++) {
-        const std::string a = argv[i];
-        if (a == "--out" && i + 1 < argc) {
-            out_dir = argv[++i];
-        } else if (a == "--device" && i + 1 < argc) {
-            const std::string d = argv[++i];
-            if (d != "auto" && d != "cpu" && d != "cuda") {
-                throw halconv::Error("--device " + d + ": allowed auto, cpu, cuda");
-            }
-            device =
-                d == "cpu" ? halconv::Device::cpu : (d == "cuda" ? halconv::Device::cuda : halconv::Device::automatic);
-        } else if (a == "--help" || a == "-h") {
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--help" || a == "-h") {
             std::puts("usage: halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]");
             return 0;
+        }
+        if ((a == "--out" || a == "--device") && i + 1 >= args.size()) {
+            throw halconv::cli::UsageError(a + " needs a value");
+        }
+        if (a == "--out") {
+            out_dir = args[++i];
+        } else if (a == "--device") {
+            device = halconv::cli::parse_device(a, args[++i]);
+        } else if (a.rfind("--", 0) == 0) {
+            throw halconv::cli::UsageError("unknown option " + a + " (see halconv demo --help)");
         } else {
             input = a;
         }
@@ -71,59 +77,95 @@ int demo(int argc, char **argv) {
     if (device == halconv::Device::automatic) {
         device = halconv::cuda_available() ? halconv::Device::cuda : halconv::Device::cpu;
         if (device == halconv::Device::cpu) {
-            std::puts("no CUDA device found: running on the CPU");
+            std::puts("no CUDA device found: running on the CPU (tensor-core algorithms need a GPU)");
         }
     }
+    const bool gpu = device == halconv::Device::cuda;
     std::filesystem::create_directories(out_dir);
-    Halide::Runtime::Buffer<float> image = read_gray(input);
-    std::printf("input %s: %d x %d, device %s\n", input.c_str(), image.width(), image.height(),
-                halconv::to_string(device));
+    Buffer<float> image = halconv::cli::luma_plane(halconv::io::read_png(input));
+    const int w = image.width(), h = image.height();
+    std::printf("input %s: %d x %d, device %s\n", input.c_str(), w, h, halconv::to_string(device));
+    std::vector<Row> rows;
+    const auto save = [&](const std::string &name, const Buffer<float> &result) {
+        write_plane(out_dir + "/" + name + ".png", result);
+    };
 
-    // Kernels: a 31x31 Gaussian (sigma 5, rank 1) and a 15x15 random kernel (uniform [0,1), normalized).
-    const int gk = 31;
-    Halide::Runtime::Buffer<float> gaussian(gk, gk), random_k(15, 15);
-    double gsum = 0.0;
-    gaussian.for_each_element([&](int x, int y) {
-        const double dx = x - 15, dy = y - 15;
-        gaussian(x, y) = static_cast<float>(std::exp(-(dx * dx + dy * dy) / 50.0));
-        gsum += gaussian(x, y);
-    });
-    gaussian.for_each_element([&](int x, int y) { gaussian(x, y) = static_cast<float>(gaussian(x, y) / gsum); });
+    halconv::PipelineOptions po;
+    po.device = device;
+    Buffer<uint8_t> edges(w, h);
+    for (halconv::Staging s : {halconv::Staging::fused, halconv::Staging::staged}) {
+        po.staging = s;
+        const double ms = median_wall_ms([&] {
+            halconv::detect_edges(image, edges, halconv::default_edge_threshold, po);
+            edges.copy_to_host();
+        });
+        rows.push_back({"edges", halconv::to_string(s), "f32", ms});
+    }
+    Buffer<float> edge_image(w, h);
+    edge_image.for_each_element([&](int x, int y) { edge_image(x, y) = edges(x, y); });
+    save("edges", edge_image);
+
+    halconv::Options o;
+    o.device = device;
+    o.boundary = halconv::Boundary::reflect;
+    Buffer<float> out(w, h);
+    const double sigma = 12.0;
+    rows.push_back({"gaussian s=12", "separable", "f32", median_wall_ms([&] {
+                        halconv::gaussian_blur(image, out, sigma, o);
+                        out.copy_to_host();
+                    })});
+    save("gaussian_sigma12", out);
+
+    const std::vector<double> g = halconv::gaussian_taps(4.0, 25);
+    Buffer<float> blur_kernel(25, 25);
+    blur_kernel.for_each_element([&](int x, int y) { blur_kernel(x, y) = static_cast<float>(g[x] * g[y]); });
+    rows.push_back({"unsharp 25x25", gpu ? "im2tensor_fused" : "halide_cpu", "f16f32", median_wall_ms([&] {
+                        halconv::unsharp_mask(image, blur_kernel, out, 1.5, po);
+                        out.copy_to_host();
+                    })});
+    save("unsharp", out);
+
+    // A 31x31 random kernel (uniform [0, 1), seed 7, normalized) through every algorithm.
+    const int k = 31;
+    Buffer<float> random_k(k, k);
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
-    float rsum = 0.0f;
-    random_k.for_each_element([&](int x, int y) { rsum += (random_k(x, y) = u(rng)); });
-    random_k.for_each_element([&](int x, int y) { random_k(x, y) /= rsum; });
-
-    std::vector<Row> rows;
-    auto run = [&](const std::string &filter, Halide::Runtime::Buffer<float> &kernel, halconv::Algorithm algorithm) {
-        halconv::Options o;
-        o.algorithm = algorithm;
-        o.device = device;
-        o.boundary = halconv::Boundary::reflect;
-        Halide::Runtime::Buffer<float> out(image.width(), image.height());
-        std::vector<double> ms;
-        halconv::Dispatch d{};
-        for (int rep = 0; rep < 7; rep++) {  // first run pays JIT/upload: the median of 7 hides it
-            const auto t0 = std::chrono::steady_clock::now();
-            d = halconv::correlate2d(image, kernel, out, o);
+    float sum = 0.0f;
+    random_k.for_each_element([&](int x, int y) { sum += (random_k(x, y) = u(rng)); });
+    random_k.for_each_element([&](int x, int y) { random_k(x, y) /= sum; });
+    Buffer<uint16_t> image16(w, h), random16(k, k);
+    image16.for_each_element([&](int x, int y) { image16(x, y) = halconv::float16_bits_from_double(image(x, y)); });
+    random16.for_each_element(
+        [&](int x, int y) { random16(x, y) = halconv::float16_bits_from_double(random_k(x, y)); });
+    // Typed as float16 for the tensor-core algorithms (the bits were written above).
+    Buffer<> image_f16(halide_type_t(halide_type_float, 16), image16.data(), w, h);
+    Buffer<> random_f16(halide_type_t(halide_type_float, 16), random16.data(), k, k);
+    std::vector<Algorithm> algorithms = {Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled};
+    if (gpu) {
+        algorithms.insert(algorithms.end(), {Algorithm::im2tensor, Algorithm::im2tensor_fused,
+                                             Algorithm::im2tensor_atomic, Algorithm::diagonal_unroll});
+    }
+    for (Algorithm a : algorithms) {
+        o.algorithm = a;
+        const bool tc = halconv::uses_tensor_cores(a);
+        o.precision = tc ? halconv::Precision::f16f32 : halconv::Precision::f32;
+        const double ms = median_wall_ms([&] {
+            if (tc) {
+                halconv::correlate2d(image_f16, random_f16, out, o);
+            } else {
+                halconv::correlate2d(image, random_k, out, o);
+            }
             out.copy_to_host();
-            ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(ms.begin(), ms.end());
-        rows.push_back({filter, halconv::to_string(d.algorithm), ms[ms.size() / 2]});
-        write_gray(out_dir + "/" + filter + "_" + halconv::to_string(d.algorithm) + ".png", out);
-    };
-    run("gaussian31", gaussian, halconv::Algorithm::automatic);
-    for (halconv::Algorithm a :
-         {halconv::Algorithm::naive, halconv::Algorithm::shared_tiled, halconv::Algorithm::autoscheduled}) {
-        run("random15", random_k, a);
+        });
+        rows.push_back({"random 31x31", halconv::to_string(a), halconv::to_string(o.precision), ms});
+        save(std::string("random31_") + halconv::to_string(a), out);
     }
-    std::printf("\n%-12s %-14s %12s\n", "filter", "algorithm", "median ms");
+
+    std::printf("\n%-14s %-16s %-7s %10s\n", "filter", "algorithm", "prec", "median ms");
     for (const Row &r : rows) {
-        std::printf("%-12s %-14s %12.3f\n", r.filter.c_str(), r.algorithm.c_str(), r.ms);
+        std::printf("%-14s %-16s %-7s %10.3f\n", r.filter.c_str(), r.algorithm.c_str(), r.precision.c_str(), r.ms);
     }
-    std::printf("(wall time per call incl. copy back to host, median of 7; outputs in %s/)\n", out_dir.c_str());
+    std::printf("(wall time per call incl. the copy back to the host, median of 7; PNGs in %s/)\n", out_dir.c_str());
     return 0;
 }
 
@@ -132,15 +174,32 @@ int demo(int argc, char **argv) {
 int main(int argc, char **argv) {
     const char *usage =
         "usage: halconv COMMAND [ARGS]   (halconv COMMAND --help for each)\n"
-        "  filter IN... OUT --kernel SPEC [options]   filter PNG / FITS images\n"
-        "  demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]   timing table of the algorithms";
+        "  filter IN... OUT --kernel SPEC [options]     filter PNG / FITS images\n"
+        "  edges IN... OUT [--threshold T] [options]    edge detection (Gaussian, Laplacian, threshold)\n"
+        "  unsharp IN... OUT --sigma S [--amount A]     unsharp mask, the blur on tensor cores\n"
+        "  info                                         versions, devices, compiled pipelines\n"
+        "  bench-quick [--device D]                     a small timing table\n"
+        "  demo [IMAGE.png] [--out DIR] [--device D]    every filter on a photo, timings, PNGs";
     try {
         const std::string command = argc > 1 ? argv[1] : "--help";
+        const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
         if (command == "demo") {
-            return demo(argc - 2, argv + 2);
+            return demo(args);
         }
         if (command == "filter") {
-            return halconv::cli::filter_command(std::vector<std::string>(argv + 2, argv + argc));
+            return halconv::cli::filter_command(args);
+        }
+        if (command == "edges") {
+            return halconv::cli::edges_command(args);
+        }
+        if (command == "unsharp") {
+            return halconv::cli::unsharp_command(args);
+        }
+        if (command == "info") {
+            return halconv::cli::info_command(args);
+        }
+        if (command == "bench-quick") {
+            return halconv::cli::bench_quick_command(args);
         }
         if (command == "--help" || command == "-h") {
             std::puts(usage);

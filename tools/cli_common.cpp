@@ -1,0 +1,128 @@
+#include "cli_common.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace halconv::cli {
+
+namespace fs = std::filesystem;
+
+std::optional<Format> format_named(const std::string &path) {
+    const std::string ext = fs::path(path).extension().string();
+    if (ext == ".png" || ext == ".PNG") {
+        return Format::png;
+    }
+    if (ext == ".fits" || ext == ".fit" || ext == ".FITS" || ext == ".FIT") {
+        return Format::fits;
+    }
+    return std::nullopt;
+}
+
+Format format_of_name(const std::string &path) {
+    if (const std::optional<Format> f = format_named(path)) {
+        return *f;
+    }
+    throw Error(path + ": unknown image type; allowed .png, .fits, .fit");
+}
+
+Format same_format(const std::string &in, const std::string &out) {
+    const Format format = format_of_name(in);
+    if (format_of_name(out) != format) {
+        throw Error(out + ": the output keeps the input's format (" + (format == Format::png ? ".png" : ".fits") + ")");
+    }
+    return format;
+}
+
+double parse_number(const std::string &flag, const std::string &value) {
+    char *end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size()) {
+        throw UsageError(flag + " " + value + ": allowed a number");
+    }
+    return v;
+}
+
+Boundary parse_boundary(const std::string &flag, const std::string &value) {
+    return parse_choice(flag, value,
+                        {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap});
+}
+
+Device parse_device(const std::string &flag, const std::string &value) {
+    return parse_choice(flag, value, {Device::automatic, Device::cpu, Device::cuda});
+}
+
+int run_files(std::vector<std::string> paths,
+              const std::function<void(const std::string &, const std::string &)> &one) {
+    const std::string out = paths.back();
+    paths.pop_back();
+    const bool batch = paths.size() > 1 || fs::is_directory(paths[0]);
+    if (!batch) {
+        if (const fs::path parent = fs::path(out).parent_path(); !parent.empty()) {
+            fs::create_directories(parent);
+        }
+        one(paths[0], out);
+        return 0;
+    }
+    std::vector<std::string> inputs;
+    for (const std::string &p : paths) {
+        if (fs::is_directory(p)) {
+            for (const auto &e : fs::directory_iterator(p)) {
+                if (e.is_regular_file() && format_named(e.path().string())) {
+                    inputs.push_back(e.path().string());
+                }
+            }
+        } else {
+            inputs.push_back(p);
+        }
+    }
+    std::sort(inputs.begin(), inputs.end());
+    if (inputs.empty()) {
+        throw Error("no .png, .fits or .fit files in " + paths[0]);
+    }
+    if (fs::exists(out) && !fs::is_directory(out)) {
+        throw Error(out + ": several inputs need an output directory");
+    }
+    fs::create_directories(out);
+    int failed = 0;
+    for (size_t i = 0; i < inputs.size(); i++) {
+        const std::string target = (fs::path(out) / fs::path(inputs[i]).filename()).string();
+        std::fprintf(stderr, "\r[%zu/%zu] %s", i + 1, inputs.size(), inputs[i].c_str());
+        try {
+            one(inputs[i], target);
+        } catch (const Error &e) {
+            std::fprintf(stderr, "\nhalconv: error: %s\n", e.what());
+            failed++;
+        }
+    }
+    std::fprintf(stderr, "\n%zu written, %d failed\n", inputs.size() - size_t(failed), failed);
+    return failed == 0 ? 0 : 1;
+}
+
+Halide::Runtime::Buffer<float> plane_of(const std::vector<double> &samples, int width, int height) {
+    Halide::Runtime::Buffer<float> plane(width, height);
+    plane.for_each_element(
+        [&](int x, int y) { plane(x, y) = static_cast<float>(samples[size_t(y) * size_t(width) + size_t(x)]); });
+    return plane;
+}
+
+std::vector<double> samples_of(const Halide::Runtime::Buffer<float> &plane) {
+    std::vector<double> samples(size_t(plane.width()) * size_t(plane.height()));
+    plane.for_each_element([&](int x, int y) {
+        samples[size_t(y - plane.dim(1).min()) * size_t(plane.width()) + size_t(x - plane.dim(0).min())] = plane(x, y);
+    });
+    return samples;
+}
+
+Halide::Runtime::Buffer<float> luma_plane(const io::Image &image) {
+    if (image.channels.size() < 3) {
+        return plane_of(image.channels[0], image.width, image.height);
+    }
+    std::vector<double> luma(image.channels[0].size());
+    for (size_t i = 0; i < luma.size(); i++) {
+        luma[i] = 0.299 * image.channels[0][i] + 0.587 * image.channels[1][i] + 0.114 * image.channels[2][i];
+    }
+    return plane_of(luma, image.width, image.height);
+}
+
+}  // namespace halconv::cli

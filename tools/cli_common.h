@@ -1,0 +1,60 @@
+// Pieces every halconv command shares: typed usage errors, image formats by file name,
+// option values, single-file or batch runs, and images as one float32 plane.
+#pragma once
+
+#include <cstdlib>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "HalideBuffer.h"
+#include "halconv/halconv.h"
+#include "image_io.h"
+
+namespace halconv::cli {
+
+// A command line that cannot be run as given: exit status 2 (other errors: 1).
+class UsageError : public Error {
+public:
+    using Error::Error;
+};
+
+enum class Format { png, fits };
+
+// The image format a file name says, if any; format_of_name throws for other names.
+std::optional<Format> format_named(const std::string &path);
+Format format_of_name(const std::string &path);
+// Throws unless `out` names the same format as `in`.
+Format same_format(const std::string &in, const std::string &out);
+
+double parse_number(const std::string &flag, const std::string &value);
+
+// The value of an enum option among `choices`, by halconv::to_string name ("auto" for automatic).
+template <typename Enum>
+Enum parse_choice(const std::string &flag, const std::string &value, std::initializer_list<Enum> choices) {
+    std::string allowed;
+    for (Enum c : choices) {
+        if (value == to_string(c) || (value == "auto" && std::string(to_string(c)) == "automatic")) {
+            return c;
+        }
+        allowed += std::string(allowed.empty() ? "" : ", ") + to_string(c);
+    }
+    throw UsageError(flag + " " + value + ": allowed " + allowed);
+}
+
+Boundary parse_boundary(const std::string &flag, const std::string &value);
+Device parse_device(const std::string &flag, const std::string &value);
+
+// Runs `one(in, out)` for IN... OUT: a single input writes OUT (its parent directories
+// created); several inputs or a directory write into the directory OUT, with a progress
+// line and a failure count. Returns the exit status.
+int run_files(std::vector<std::string> paths, const std::function<void(const std::string &, const std::string &)> &one);
+
+// One float32 plane of an image: gray as it is, colour as Rec. 601 luma (alpha dropped).
+Halide::Runtime::Buffer<float> luma_plane(const io::Image &image);
+Halide::Runtime::Buffer<float> plane_of(const std::vector<double> &samples, int width, int height);
+std::vector<double> samples_of(const Halide::Runtime::Buffer<float> &plane);
+
+}  // namespace halconv::cli

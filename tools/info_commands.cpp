@@ -1,0 +1,214 @@
+// `halconv info` (versions, devices, compiled pipelines) and `halconv bench-quick` (a
+// small timing table on whatever device is here; bench/ has the full protocol).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "HalideRuntimeCuda.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "halconv/float16.h"
+
+namespace halconv::cli {
+namespace {
+
+const char *const bench_quick_usage =
+    "usage: halconv bench-quick [--device auto|cpu|cuda] [--sizes N,N...] [--kernels K,K...] [--reps R]\n"
+    "  Times each algorithm on random square images (correlation, mode same, reflect) and the\n"
+    "  composed pipelines, on the device, with data resident there; wall time per call until\n"
+    "  the result is complete, median of R (default 5) after one warm-up call.\n"
+    "  Defaults: GPU sizes 1024,4096 and kernels 3,15,31; CPU sizes 512,1024 and kernels 3,15.";
+
+std::vector<int> parse_int_list(const std::string &flag, const std::string &value) {
+    std::vector<int> out;
+    std::stringstream ss(value);
+    for (std::string item; std::getline(ss, item, ',');) {
+        const double v = parse_number(flag, item);
+        if (v < 1 || v > 16384 || v != static_cast<int>(v)) {
+            throw UsageError(flag + " " + value + ": allowed whole numbers from 1 to 16384, comma-separated");
+        }
+        out.push_back(static_cast<int>(v));
+    }
+    if (out.empty()) {
+        throw UsageError(flag + " needs at least one number");
+    }
+    return out;
+}
+
+// Random values in [0, 1) in float32 or float16, resident on the device that runs.
+Halide::Runtime::Buffer<> random_buffer(halide_type_t type, int width, int height, Device device, std::mt19937 &rng) {
+    Halide::Runtime::Buffer<> b(type, width, height);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (size_t i = 0; i < b.number_of_elements(); i++) {
+        const float v = u(rng);
+        if (type.bits == 32) {
+            static_cast<float *>(b.data())[i] = v;
+        } else {
+            static_cast<uint16_t *>(b.data())[i] = float16_bits_from_double(v);
+        }
+    }
+    b.set_host_dirty();
+    if (device == Device::cuda && b.copy_to_device(halide_cuda_device_interface()) != 0) {
+        throw Error("could not copy the benchmark data to the GPU");
+    }
+    return b;
+}
+
+template <typename Fn>
+double median_ms(int reps, Halide::Runtime::Buffer<> &out, Fn fn) {
+    fn();
+    out.device_sync();
+    std::vector<double> ms;
+    for (int r = 0; r < reps; r++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        fn();
+        out.device_sync();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int info_command(const std::vector<std::string> &args) {
+    if (!args.empty()) {
+        if (args[0] == "--help" || args[0] == "-h") {
+            std::puts("usage: halconv info\n  Versions, CUDA devices and the pipelines compiled into this build.");
+            return 0;
+        }
+        throw UsageError("halconv info takes no arguments (got " + args[0] + ")");
+    }
+    const BuildInfo info = build_info();
+    std::printf("halconv %s, Halide %s\n", info.version.c_str(), info.halide_version.c_str());
+    std::printf("CPU pipelines: Halide targets %s (best one the CPU supports is chosen at run time)\n",
+                info.cpu_targets.c_str());
+    std::printf("CUDA pipelines: Halide target %s; tensor-core kernels for CUDA architectures %s\n",
+                info.cuda_target.c_str(), info.cuda_architectures.c_str());
+    int runtime = 0, driver = 0, count = 0;
+    cudaRuntimeGetVersion(&runtime);
+    if (!cuda_available() || cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        std::printf("CUDA: runtime %d.%d; no usable CUDA device (GPU algorithms unavailable, the CPU runs)\n",
+                    runtime / 1000, runtime % 1000 / 10);
+    } else {
+        cudaDriverGetVersion(&driver);
+        std::printf("CUDA: runtime %d.%d, driver %d.%d, %d device(s)\n", runtime / 1000, runtime % 1000 / 10,
+                    driver / 1000, driver % 1000 / 10, count);
+        for (int d = 0; d < count; d++) {
+            cudaDeviceProp p{};
+            cudaGetDeviceProperties(&p, d);
+            std::printf("  [%d] %s, compute capability %d.%d, %d SMs, %.1f GiB%s\n", d, p.name, p.major, p.minor,
+                        p.multiProcessorCount, double(p.totalGlobalMem) / double(1 << 30), d == 0 ? " (used)" : "");
+        }
+    }
+    std::printf(
+        "Algorithms: naive, shared_tiled, separable, autoscheduled (CPU and CUDA; f64, f32, f16, f16f32);\n"
+        "  im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll (CUDA tensor cores; f16, f16f32)\n"
+        "Pipelines: edges (fused, staged), unsharp (tensor-core blur), gaussian_blur (separable, any sigma)\n");
+    std::printf("Compiled AOT pipelines (%zu):\n", info.pipelines.size());
+    for (const std::string &name : info.pipelines) {
+        std::printf("  %s\n", name.c_str());
+    }
+    return 0;
+}
+
+int bench_quick_command(const std::vector<std::string> &args) {
+    Device device = Device::automatic;
+    std::vector<int> sizes, kernels;
+    int reps = 5;
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--help" || a == "-h") {
+            std::puts(bench_quick_usage);
+            return 0;
+        }
+        if (i + 1 >= args.size()) {
+            throw UsageError(a.rfind("--", 0) == 0 ? a + " needs a value" : "unexpected argument " + a);
+        }
+        const std::string &v = args[++i];
+        if (a == "--device") {
+            device = parse_device(a, v);
+        } else if (a == "--sizes") {
+            sizes = parse_int_list(a, v);
+        } else if (a == "--kernels") {
+            kernels = parse_int_list(a, v);
+        } else if (a == "--reps") {
+            reps = parse_int_list(a, v).front();
+        } else {
+            throw UsageError("unknown option " + a + " (see halconv bench-quick --help)");
+        }
+    }
+    if (device == Device::automatic) {
+        device = cuda_available() ? Device::cuda : Device::cpu;
+    }
+    const bool gpu = device == Device::cuda;
+    if (gpu && !cuda_available()) {
+        throw Error("--device cuda: no usable CUDA device here");
+    }
+    if (sizes.empty()) {
+        sizes = gpu ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024};
+    }
+    if (kernels.empty()) {
+        kernels = gpu ? std::vector<int>{3, 15, 31} : std::vector<int>{3, 15};
+    }
+    std::printf("device %s%s; wall ms per call, median of %d\n", to_string(device),
+                gpu ? "" : " (no CUDA device, or --device cpu)", reps);
+    std::printf("%-18s %-7s %6s %4s %10s %10s\n", "algorithm", "prec", "size", "K", "ms", "Mpixel/s");
+    std::mt19937 rng(2026);
+    const auto row = [&](const std::string &name, const char *precision, int size, int k, double ms) {
+        std::printf("%-18s %-7s %6d %4d %10.3f %10.1f\n", name.c_str(), precision, size, k, ms,
+                    double(size) * size / (ms * 1e3));
+    };
+    for (int size : sizes) {
+        Halide::Runtime::Buffer<> image = random_buffer(halide_type_of<float>(), size, size, device, rng);
+        Halide::Runtime::Buffer<> image16 =
+            random_buffer(halide_type_t(halide_type_float, 16), size, size, device, rng);
+        Halide::Runtime::Buffer<> out(halide_type_of<float>(), size, size);
+        for (int k : kernels) {
+            Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), k, k, Device::cpu, rng);
+            Halide::Runtime::Buffer<> kernel16 =
+                random_buffer(halide_type_t(halide_type_float, 16), k, k, Device::cpu, rng);
+            Options o;
+            o.device = device;
+            o.boundary = Boundary::reflect;
+            std::vector<Algorithm> algorithms = {Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled};
+            if (gpu) {
+                algorithms.insert(algorithms.end(), {Algorithm::im2tensor_fused, Algorithm::im2tensor_atomic,
+                                                     Algorithm::diagonal_unroll});
+            }
+            for (Algorithm a : algorithms) {
+                o.algorithm = a;
+                o.precision = uses_tensor_cores(a) ? Precision::f16f32 : Precision::f32;
+                Halide::Runtime::Buffer<> &in = uses_tensor_cores(a) ? image16 : image;
+                Halide::Runtime::Buffer<> &ker = uses_tensor_cores(a) ? kernel16 : kernel;
+                try {
+                    row(to_string(a), to_string(o.precision), size, k,
+                        median_ms(reps, out, [&] { correlate2d(in, ker, out, o); }));
+                } catch (const Error &e) {
+                    std::printf("%-18s %-7s %6d %4d   skipped: %s\n", to_string(a), to_string(o.precision), size, k,
+                                e.what());
+                }
+            }
+            o.precision = Precision::f32;
+            row("gaussian_blur", "f32", size, k,
+                median_ms(reps, out, [&] { gaussian_blur(image, out, k / 6.0, o, k | 1); }));
+        }
+        Halide::Runtime::Buffer<> edges(halide_type_of<uint8_t>(), size, size);
+        PipelineOptions po;
+        po.device = device;
+        for (Staging s : {Staging::fused, Staging::staged}) {
+            po.staging = s;
+            row(std::string("edges_") + to_string(s), "f32", size, 5,
+                median_ms(reps, edges, [&] { detect_edges(image, edges, default_edge_threshold, po); }));
+        }
+    }
+    return 0;
+}
+
+}  // namespace halconv::cli

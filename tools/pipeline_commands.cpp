@@ -1,0 +1,179 @@
+// `halconv edges` and `halconv unsharp`: the composed pipelines on PNG and FITS files.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "kernel_spec.h"
+
+namespace halconv::cli {
+namespace {
+
+const char *const edges_usage =
+    "usage: halconv edges IN... OUT [--threshold T] [--boundary B] [--fill V] [--device auto|cpu|cuda] [--staged]\n"
+    "  Edges of seed 001: 5x5 Gaussian (sigma 1.4), 3x3 Laplacian, |Laplacian| > T, as one\n"
+    "  Halide pipeline (--staged: stage by stage, the same result). Colour is taken as its\n"
+    "  Rec. 601 luma. PNG values are in [0, 1]; T defaults to 5/255 (seed 001's 5 on 8-bit\n"
+    "  data). OUT: an 8-bit gray PNG (edges white) or a float32 FITS of 0/1, as IN.\n"
+    "  Defaults: boundary reflect, fill 0, device auto. Several INs or a directory: OUT is a directory.";
+
+const char *const unsharp_usage =
+    "usage: halconv unsharp IN... OUT (--sigma S | --kernel SPEC) [--amount A] [--boundary B] [--fill V]\n"
+    "                       [--device auto|cpu|cuda]\n"
+    "  Unsharp mask: OUT = IN + A (IN - blur), blur the correlation with a Gaussian of sigma S\n"
+    "  (2 ceil(3 S) + 1 taps) or any --kernel SPEC (see halconv filter --help), on CUDA\n"
+    "  through the tensor-core extern stage (kernels up to 128 x 128), float16 operands.\n"
+    "  Colour per channel, alpha passed through; the output keeps the input's format.\n"
+    "  Defaults: amount 1, boundary reflect, fill 0, device auto.";
+
+// Options common to both commands; returns false for a flag it does not know.
+bool pipeline_option(const std::string &flag, const std::string &value, PipelineOptions &o) {
+    if (flag == "--boundary") {
+        o.boundary = parse_boundary(flag, value);
+    } else if (flag == "--fill") {
+        o.fill_value = parse_number(flag, value);
+    } else if (flag == "--device") {
+        o.device = parse_device(flag, value);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void check_paths(const std::vector<std::string> &paths, const char *command) {
+    if (paths.size() < 2) {
+        throw UsageError(std::string("give the input(s) and then the output (see halconv ") + command + " --help)");
+    }
+}
+
+void edges_file(const std::string &in, const std::string &out, double threshold, const PipelineOptions &o) {
+    const Format format = same_format(in, out);
+    Halide::Runtime::Buffer<float> plane;
+    if (format == Format::fits) {
+        const io::FitsImage img = io::read_fits(in);
+        plane = plane_of(img.data, img.width, img.height);
+    } else {
+        plane = luma_plane(io::read_png(in));
+    }
+    Halide::Runtime::Buffer<uint8_t> edges(plane.width(), plane.height());
+    detect_edges(plane, edges, threshold, o);
+    edges.copy_to_host();
+    std::vector<double> samples(size_t(edges.width()) * size_t(edges.height()));
+    edges.for_each_element([&](int x, int y) { samples[size_t(y) * size_t(edges.width()) + size_t(x)] = edges(x, y); });
+    if (format == Format::fits) {
+        io::write_fits(out, {.width = edges.width(), .height = edges.height(), .data = samples, .bitpix = -32});
+    } else {
+        io::Image result;
+        result.width = edges.width();
+        result.height = edges.height();
+        result.bit_depth = 8;
+        result.channels.push_back(samples);
+        io::write_png(out, result);
+    }
+}
+
+void unsharp_file(const std::string &in, const std::string &out, Halide::Runtime::Buffer<float> &kernel, double amount,
+                  const PipelineOptions &o) {
+    const auto sharpen = [&](const std::vector<double> &samples, int width, int height) {
+        Halide::Runtime::Buffer<float> plane = plane_of(samples, width, height);
+        Halide::Runtime::Buffer<float> result(width, height);
+        unsharp_mask(plane, kernel, result, amount, o);
+        result.copy_to_host();
+        return samples_of(result);
+    };
+    if (same_format(in, out) == Format::fits) {
+        io::FitsImage img = io::read_fits(in);
+        img.data = sharpen(img.data, img.width, img.height);
+        img.bitpix = -32;
+        io::write_fits(out, img);
+        return;
+    }
+    io::Image img = io::read_png(in);
+    for (std::vector<double> &channel : img.channels) {
+        channel = sharpen(channel, img.width, img.height);
+    }
+    io::write_png(out, img);
+}
+
+}  // namespace
+
+int edges_command(const std::vector<std::string> &args) {
+    PipelineOptions o;
+    double threshold = default_edge_threshold;
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--help" || a == "-h") {
+            std::puts(edges_usage);
+            return 0;
+        }
+        if (a == "--staged") {
+            o.staging = Staging::staged;
+            continue;
+        }
+        if (a.rfind("--", 0) != 0) {
+            paths.push_back(a);
+            continue;
+        }
+        if (i + 1 >= args.size()) {
+            throw UsageError(a + " needs a value");
+        }
+        const std::string &v = args[++i];
+        if (a == "--threshold") {
+            threshold = parse_number(a, v);
+            if (!std::isfinite(threshold) || threshold < 0) {
+                throw UsageError("--threshold " + v + ": allowed a number >= 0");
+            }
+        } else if (!pipeline_option(a, v, o)) {
+            throw UsageError("unknown option " + a + " (see halconv edges --help)");
+        }
+    }
+    check_paths(paths, "edges");
+    return run_files(paths, [&](const std::string &in, const std::string &out) { edges_file(in, out, threshold, o); });
+}
+
+int unsharp_command(const std::vector<std::string> &args) {
+    PipelineOptions o;
+    double amount = 1.0;
+    std::string sigma, spec;
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--help" || a == "-h") {
+            std::puts(unsharp_usage);
+            return 0;
+        }
+        if (a.rfind("--", 0) != 0) {
+            paths.push_back(a);
+            continue;
+        }
+        if (i + 1 >= args.size()) {
+            throw UsageError(a + " needs a value");
+        }
+        const std::string &v = args[++i];
+        if (a == "--amount") {
+            amount = parse_number(a, v);
+            if (!std::isfinite(amount)) {
+                throw UsageError("--amount " + v + ": allowed a finite number");
+            }
+        } else if (a == "--sigma") {
+            sigma = v;
+        } else if (a == "--kernel") {
+            spec = v;
+        } else if (!pipeline_option(a, v, o)) {
+            throw UsageError("unknown option " + a + " (see halconv unsharp --help)");
+        }
+    }
+    if (sigma.empty() == spec.empty()) {
+        throw UsageError("give the blur as --sigma S or as --kernel SPEC, one of them (see halconv unsharp --help)");
+    }
+    check_paths(paths, "unsharp");
+    const io::KernelTaps taps = io::parse_kernel_spec(spec.empty() ? "gaussian:sigma=" + sigma : spec);
+    Halide::Runtime::Buffer<float> kernel = plane_of(taps.taps, taps.width, taps.height);
+    return run_files(paths,
+                     [&](const std::string &in, const std::string &out) { unsharp_file(in, out, kernel, amount, o); });
+}
+
+}  // namespace halconv::cli
