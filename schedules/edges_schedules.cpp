@@ -51,8 +51,8 @@ void schedule_edges_cpu_staged(EdgesStages &s) {
 
 // One kernel: each block stages the padded input, the Gaussian rows and the Gaussian
 // columns of its tile plus aprons in shared memory; each thread then thresholds the
-// Laplacian of 4 consecutive outputs of one column (1 at the image's edges or when
-// the reads leave one fold).
+// Laplacian of 4 consecutive outputs of one column (1 on images smaller than a tile
+// or under 4 samples across).
 void schedule_edges_gpu_fused(EdgesStages &s) {
     const GpuTileVars v(s.output);
     gpu_tile_rows(s.output.specialize(s.near_image && gpu_whole_tile(s.out_width, s.out_height, gpu_rows_per_thread)),

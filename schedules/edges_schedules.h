@@ -1,6 +1,6 @@
 // Named schedules for the edge-detection pipeline (generators/edges_generator.cpp):
 // the same algorithm fused (every stage computed per tile, intermediates in cache or
-// shared memory) or stage by stage (every stage a whole image in memory, as three
+// shared memory) or stage by stage (every stage a whole image in memory, as separate
 // library calls would run it).
 #pragma once
 
