@@ -7,6 +7,15 @@ namespace halconv::sched {
 using Halide::TailStrategy;
 using Halide::Var;
 
+void cpu_parallel_strips(Halide::Func f, const Var &x, const Var &y, const Var &yo, const Var &yi, int rows, int vec) {
+    f.split(y, yo, yi, rows, TailStrategy::GuardWithIf).parallel(yo).vectorize(x, vec, TailStrategy::GuardWithIf);
+}
+
+void gpu_one_per_thread(Halide::Func f, const Var &x, const Var &y, const Var &xi) {
+    Var xo{"xo"}, yo{"yo"}, yi{"yi"};
+    f.gpu_tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+}
+
 Halide::Expr gpu_tile_fits(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height, int rows) {
     return (gpu_tile_height * rows + k_height - 1) * staged_bytes_per_row <= gpu_shared_budget_bytes;
 }
@@ -75,9 +84,7 @@ void schedule_conv2d_cpu_naive(Conv2dStages &s) {
 void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
     Var yo{"yo"}, yi{"yi"};
-    s.output.split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    cpu_parallel_strips(s.output, s.x, s.y, yo, yi, 8, vec);
     s.padded.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.sum.compute_at(s.output, s.x).vectorize(s.x);
     s.sum.update().reorder(s.x, s.r.x, s.r.y).vectorize(s.x);
@@ -87,8 +94,8 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
 // H100, 4096x4096 f32, reflect boundary, median of 20 (2026-11-22,
 // bench/results/h100/core-f32-4096.csv): K=3 0.559 ms, K=15 6.54 ms, K=31 25.3 ms.
 void schedule_conv2d_gpu_naive(Conv2dStages &s) {
-    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
-    s.output.gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+    Var xi{"xi"};
+    gpu_one_per_thread(s.output, s.x, s.y, xi);
     s.sum.compute_at(s.output, xi);
 }
 

@@ -42,6 +42,14 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s);
 void schedule_conv2d_gpu_naive(Conv2dStages &s);
 void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s);
 
+// CPU: `f` in strips of `rows` rows (loops yo, yi) run in parallel, vectorized along x.
+void cpu_parallel_strips(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const Halide::Var &yo,
+                         const Halide::Var &yi, int rows, int vec);
+
+// GPU: one thread per sample of `f`, in blocks of gpu_tile_width x gpu_tile_height
+// threads; xi names the thread's x loop (to compute producers at).
+void gpu_one_per_thread(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const Halide::Var &xi);
+
 // Loop names of the GPU tiling shared by the tiled schedules: blocks (xb, yb) of
 // gpu_tile_width x gpu_tile_height threads (xi, yi), each thread running yt over the
 // rows it computes. One set per output Func, so every specialization of that Func

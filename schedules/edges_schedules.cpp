@@ -8,33 +8,13 @@ namespace halconv::sched {
 using Halide::TailStrategy;
 using Halide::Var;
 
-namespace {
-
-// A whole-image CPU stage: rows in parallel, vectorized along x.
-void cpu_root_stage(Halide::Func f, const Var &x, const Var &y, int vec) {
-    Var yo{"yo"}, yi{"yi"};
-    f.compute_root()
-        .split(y, yo, yi, 8, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(x, vec, TailStrategy::GuardWithIf);
-}
-
-void gpu_root_stage(Halide::Func f, const Var &x, const Var &y) {
-    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
-    f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
-}
-
-}  // namespace
-
 // Strips of 32 rows in parallel; each strip computes the padded input, both Gaussian
 // passes (with their 3-row aprons) into strip-sized buffers that stay in cache, and
 // the Laplacian and threshold inline.
 void schedule_edges_cpu_fused(EdgesStages &s) {
     const int vec = s.target.natural_vector_size(Halide::Float(32));
     Var yo{"yo"}, yi{"yi"};
-    s.output.split(s.y, yo, yi, 32, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    cpu_parallel_strips(s.output, s.x, s.y, yo, yi, 32, vec);
     for (Halide::Func f : {s.padded, s.blur_x, s.blur}) {
         f.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     }
@@ -44,8 +24,9 @@ void schedule_edges_cpu_fused(EdgesStages &s) {
 // Laplacian, then the threshold.
 void schedule_edges_cpu_staged(EdgesStages &s) {
     const int vec = s.target.natural_vector_size(Halide::Float(32));
+    Var yo{"yo"}, yi{"yi"};
     for (Halide::Func f : {s.blur_x, s.blur, s.laplacian, s.output}) {
-        cpu_root_stage(f, s.x, s.y, vec);
+        cpu_parallel_strips(f.compute_root(), s.x, s.y, yo, yi, 8, vec);
     }
 }
 
@@ -74,7 +55,7 @@ void schedule_edges_gpu_fused(EdgesStages &s) {
 // Four kernels, each stage a whole image in device memory.
 void schedule_edges_gpu_staged(EdgesStages &s) {
     for (Halide::Func f : {s.blur_x, s.blur, s.laplacian, s.output}) {
-        gpu_root_stage(f, s.x, s.y);
+        gpu_one_per_thread(f.compute_root(), s.x, s.y, Var{"xi"});
     }
 }
 

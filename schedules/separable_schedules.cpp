@@ -13,9 +13,7 @@ using Halide::Var;
 void schedule_separable_cpu(SeparableStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
     Var yo{"yo"}, yi{"yi"};
-    s.output.split(s.y, yo, yi, cpu_separable_strip_rows, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    cpu_parallel_strips(s.output, s.x, s.y, yo, yi, cpu_separable_strip_rows, vec);
     s.padded.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.rows.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.rows.update().vectorize(s.x, vec, TailStrategy::GuardWithIf);
@@ -55,16 +53,12 @@ void schedule_separable_cpu_two_pass(SeparableStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
     Halide::Func rows_out = s.rows.in();
     Var yo{"yo"}, yi{"yi"};
-    rows_out.compute_root()
-        .split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    rows_out.compute_root();
+    cpu_parallel_strips(rows_out, s.x, s.y, yo, yi, 8, vec);
     s.padded.compute_at(rows_out, yi).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.rows.compute_at(rows_out, s.x).vectorize(s.x);
     s.rows.update().vectorize(s.x);
-    s.output.split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    cpu_parallel_strips(s.output, s.x, s.y, yo, yi, 8, vec);
     s.sum.compute_at(s.output, s.x).vectorize(s.x);
     s.sum.update().vectorize(s.x);
 }
@@ -74,11 +68,11 @@ void schedule_separable_cpu_two_pass(SeparableStages &s) {
 // cache. No shared memory, so no limit on the kernel size.
 void schedule_separable_gpu_two_pass(SeparableStages &s) {
     Halide::Func rows_out = s.rows.in();
-    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
-    rows_out.compute_root().gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height,
-                                     TailStrategy::GuardWithIf);
+    Var xi{"xi"};
+    rows_out.compute_root();
+    gpu_one_per_thread(rows_out, s.x, s.y, xi);
     s.rows.compute_at(rows_out, xi);
-    s.output.gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+    gpu_one_per_thread(s.output, s.x, s.y, xi);
     s.sum.compute_at(s.output, xi);
 }
 

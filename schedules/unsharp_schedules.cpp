@@ -1,6 +1,6 @@
 #include "unsharp_schedules.h"
 
-#include "halconv/types.h"
+#include "conv2d_schedules.h"
 #include "tensor_core_schedules.h"
 
 namespace halconv::sched {
@@ -13,9 +13,7 @@ using Halide::Var;
 void schedule_unsharp_cpu_tiled(UnsharpStages &s) {
     const int vec = s.target.natural_vector_size(Halide::Float(32));
     Var yo{"yo"}, yi{"yi"};
-    s.output.split(s.y, yo, yi, 8, TailStrategy::GuardWithIf)
-        .parallel(yo)
-        .vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    cpu_parallel_strips(s.output, s.x, s.y, yo, yi, 8, vec);
     s.shifted.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.blur.compute_at(s.output, s.x).vectorize(s.x);
     s.blur.update().reorder(s.x, s.r.x, s.r.y).vectorize(s.x);
@@ -26,8 +24,7 @@ void schedule_unsharp_cpu_tiled(UnsharpStages &s) {
 void schedule_unsharp_gpu_tensor_core(UnsharpStages &s) {
     schedule_tensor_core_boundary_gpu(s.shifted, s.x, s.y);
     s.blur.compute_root();
-    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
-    s.output.gpu_tile(s.x, s.y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+    gpu_one_per_thread(s.output, s.x, s.y, Var{"xi"});
 }
 
 }  // namespace halconv::sched
