@@ -130,10 +130,7 @@ void check_options(const Options &o) {
     if (static_cast<uint32_t>(o.mode) > 2) {
         throw Error("unknown mode " + std::to_string(int(o.mode)) + "; allowed: valid, same, full");
     }
-    if (static_cast<uint32_t>(o.boundary) > 4) {
-        throw Error("unknown boundary " + std::to_string(int(o.boundary)) +
-                    "; allowed: constant, nearest, reflect, mirror, wrap");
-    }
+    internal::check_boundary(o.boundary);
     if (static_cast<uint32_t>(o.precision) > 3) {
         throw Error("unknown precision " + std::to_string(int(o.precision)) + "; allowed: f64, f32, f16, f16f32");
     }
@@ -146,9 +143,7 @@ void check_options(const Options &o) {
         throw Error("unknown tensor-core shape " + std::to_string(int(o.tensor_core_shape)) +
                     "; allowed: m16n16k16, m32n8k16");
     }
-    if (static_cast<uint32_t>(o.device) > 2) {
-        throw Error("unknown device " + std::to_string(int(o.device)) + "; allowed: auto, cpu, cuda");
-    }
+    internal::check_device(o.device);
 }
 
 void check_output(const halide_buffer_t *output, Extent2d expected, halide_type_t type, Precision precision) {
@@ -219,18 +214,9 @@ Dispatch run_separable(halide_buffer_t *input, halide_buffer_t *row, halide_buff
         variant = SeparableVariant::cpu_separable_two_pass;
     }
     const internal::SeparableFn fn = internal::separable_pipeline(o.precision, variant);
-    internal::install_runtime_hooks();
-    if (gpu) {
-        prepare_gpu({input, row, col}, output);
-        internal::StreamScope scope(o.stream);
-        check_call(fn(input, row, col, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
-                   "separable pipeline");
-    } else {
-        prepare_cpu({input, row, col}, output);
-        check_call(fn(input, row, col, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
-                   "separable pipeline");
-        finish_cpu(output);
-    }
+    internal::run_pipeline(device, {input, row, col}, output, o.stream, "separable pipeline", [&] {
+        return fn(input, row, col, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output);
+    });
     return {device, Algorithm::separable};
 }
 
@@ -311,28 +297,16 @@ void check_tensor_core_request(const Options &o, int kw, int kh) {
 Dispatch run_tensor_core(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &o,
                          bool flip, Offsets off) {
     const internal::TensorCoreVariant variant = tensor_core_variant(o);
-    internal::install_runtime_hooks();
-    prepare_gpu({input, kernel}, output);
-    internal::StreamScope scope(o.stream);
-    if (o.mode == Mode::valid) {
-        // The extern stage reads the image from the output's min: give the output the
-        // image's mins (a shallow copy; the caller's buffer keeps its own).
-        halide_buffer_t placed = *output;
-        std::vector<halide_dimension_t> dims(output->dim, output->dim + output->dimensions);
-        dims[0].min = input->dim[0].min;
-        dims[1].min = input->dim[1].min;
-        placed.dim = dims.data();
-        const int result = internal::tensor_core_valid_pipeline(o.precision, variant)(input, kernel, flip, &placed);
-        // The pipeline may have given the output its device allocation and dirty bits.
-        output->device = placed.device;
-        output->device_interface = placed.device_interface;
-        output->flags = placed.flags;
-        check_call(result, "tensor-core pipeline");
-    } else {
-        check_call(internal::tensor_core_pipeline(o.precision, variant)(input, kernel, static_cast<int32_t>(o.boundary),
-                                                                        o.fill_value, off.x, off.y, flip, output),
-                   "tensor-core pipeline");
-    }
+    internal::run_pipeline(Device::cuda, {input, kernel}, output, o.stream, "tensor-core pipeline", [&] {
+        if (o.mode == Mode::valid) {
+            // The extern stage reads the image from the output's min.
+            const internal::TensorCoreValidFn fn = internal::tensor_core_valid_pipeline(o.precision, variant);
+            return internal::with_output_at_image_mins(
+                input, output, [&](halide_buffer_t *placed) { return fn(input, kernel, flip, placed); });
+        }
+        return internal::tensor_core_pipeline(o.precision, variant)(input, kernel, static_cast<int32_t>(o.boundary),
+                                                                    o.fill_value, off.x, off.y, flip, output);
+    });
     return {Device::cuda, o.algorithm};
 }
 
@@ -467,17 +441,9 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
         run_autoscheduled_via_scratch(fn, input, kernel, output, o, flip, off, gpu);
         return {device, algorithm};
     }
-    if (gpu) {
-        prepare_gpu({input, kernel}, output);
-        internal::StreamScope scope(o.stream);
-        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
-                   "conv2d pipeline");
-    } else {
-        prepare_cpu({input, kernel}, output);
-        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output),
-                   "conv2d pipeline");
-        finish_cpu(output);
-    }
+    internal::run_pipeline(device, {input, kernel}, output, o.stream, "conv2d pipeline", [&] {
+        return fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, output);
+    });
     return {device, algorithm};
 }
 

@@ -7,19 +7,13 @@
 
 namespace halconv {
 
-using internal::check_call;
 using internal::shape_text;
 
 namespace {
 
 void check_pipeline_options(const PipelineOptions &o) {
-    if (static_cast<uint32_t>(o.boundary) > 4) {
-        throw Error("unknown boundary " + std::to_string(int(o.boundary)) +
-                    "; allowed: constant, nearest, reflect, mirror, wrap");
-    }
-    if (static_cast<uint32_t>(o.device) > 2) {
-        throw Error("unknown device " + std::to_string(int(o.device)) + "; allowed: auto, cpu, cuda");
-    }
+    internal::check_boundary(o.boundary);
+    internal::check_device(o.device);
     if (static_cast<uint32_t>(o.staging) > 1) {
         throw Error("unknown staging " + std::to_string(int(o.staging)) + "; allowed: fused, staged");
     }
@@ -49,39 +43,6 @@ void check_same_extent(const halide_buffer_t *image, const halide_buffer_t *outp
     }
 }
 
-// The composed pipelines' outputs cover the image, with the image's coordinates: runs
-// `call` on a shallow copy of the output placed at the image's mins, then hands back
-// the device allocation and dirty bits the pipeline gave it.
-template <typename Call>
-int with_output_at_image_mins(const halide_buffer_t *image, halide_buffer_t *output, Call call) {
-    halide_buffer_t placed = *output;
-    std::vector<halide_dimension_t> dims(output->dim, output->dim + output->dimensions);
-    dims[0].min = image->dim[0].min;
-    dims[1].min = image->dim[1].min;
-    placed.dim = dims.data();
-    const int result = call(&placed);
-    output->device = placed.device;
-    output->device_interface = placed.device_interface;
-    output->flags = placed.flags;
-    return result;
-}
-
-template <typename Call>
-Device run_composed(Device device, std::initializer_list<halide_buffer_t *> inputs, const halide_buffer_t *image,
-                    halide_buffer_t *output, void *stream, const char *what, Call call) {
-    internal::install_runtime_hooks();
-    if (device == Device::cuda) {
-        internal::prepare_gpu(inputs, output);
-        internal::StreamScope scope(stream);
-        check_call(with_output_at_image_mins(image, output, call), what);
-    } else {
-        internal::prepare_cpu(inputs, output);
-        check_call(with_output_at_image_mins(image, output, call), what);
-        internal::finish_cpu(output);
-    }
-    return device;
-}
-
 }  // namespace
 
 namespace detail {
@@ -96,10 +57,13 @@ Device detect_edges(halide_buffer_t *image, halide_buffer_t *edges, double thres
     }
     const Device device = internal::resolve_device(o.device);
     const internal::EdgesFn fn = internal::edges_pipeline(device, o.staging);
-    return run_composed(device, {image}, image, edges, o.stream, "edge-detection pipeline", [&](halide_buffer_t *out) {
-        return fn(image, static_cast<int32_t>(o.boundary), static_cast<float>(o.fill_value),
-                  static_cast<float>(threshold), out);
+    internal::run_pipeline(device, {image}, edges, o.stream, "edge-detection pipeline", [&] {
+        return internal::with_output_at_image_mins(image, edges, [&](halide_buffer_t *out) {
+            return fn(image, static_cast<int32_t>(o.boundary), static_cast<float>(o.fill_value),
+                      static_cast<float>(threshold), out);
+        });
     });
+    return device;
 }
 
 Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide_buffer_t *output, double amount,
@@ -134,11 +98,13 @@ Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide
     kernel16.set_host_dirty();
     const int ox = internal::mode_offset(kw, Mode::same, false), oy = internal::mode_offset(kh, Mode::same, false);
     const internal::UnsharpFn fn = internal::unsharp_pipeline(device);
-    return run_composed(device, {image, kernel16.raw_buffer()}, image, output, o.stream, "unsharp-mask pipeline",
-                        [&](halide_buffer_t *out) {
-                            return fn(image, kernel16.raw_buffer(), static_cast<int32_t>(o.boundary),
-                                      static_cast<float>(o.fill_value), ox, oy, static_cast<float>(amount), out);
-                        });
+    internal::run_pipeline(device, {image, kernel16.raw_buffer()}, output, o.stream, "unsharp-mask pipeline", [&] {
+        return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *out) {
+            return fn(image, kernel16.raw_buffer(), static_cast<int32_t>(o.boundary), static_cast<float>(o.fill_value),
+                      ox, oy, static_cast<float>(amount), out);
+        });
+    });
+    return device;
 }
 
 }  // namespace detail

@@ -66,6 +66,19 @@ void finish_cpu(halide_buffer_t *output) {
     }
 }
 
+void check_boundary(Boundary boundary) {
+    if (static_cast<uint32_t>(boundary) > 4) {
+        throw Error("unknown boundary " + std::to_string(int(boundary)) +
+                    "; allowed: constant, nearest, reflect, mirror, wrap");
+    }
+}
+
+void check_device(Device device) {
+    if (static_cast<uint32_t>(device) > 2) {
+        throw Error("unknown device " + std::to_string(int(device)) + "; allowed: auto, cpu, cuda");
+    }
+}
+
 void check_call(int result, const char *what) {
     if (result != 0) {
         std::string message = internal::take_last_runtime_error();

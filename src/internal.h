@@ -62,8 +62,43 @@ int mode_offset(int k, Mode mode, bool flip);
 void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output);
 void prepare_gpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output);
 void finish_cpu(halide_buffer_t *output);
+// Throw unless the value is one of the enum's.
+void check_boundary(Boundary boundary);
+void check_device(Device device);
+// Runs `call` on a shallow copy of `output` whose mins are the image's (pipelines that
+// read the image from the output's min), then hands back the device allocation and
+// dirty bits the pipeline gave the copy. Returns what `call` returned.
+template <typename Call>
+int with_output_at_image_mins(const halide_buffer_t *image, halide_buffer_t *output, Call call) {
+    halide_buffer_t placed = *output;
+    std::vector<halide_dimension_t> dims(output->dim, output->dim + output->dimensions);
+    dims[0].min = image->dim[0].min;
+    dims[1].min = image->dim[1].min;
+    placed.dim = dims.data();
+    const int result = call(&placed);
+    output->device = placed.device;
+    output->device_interface = placed.device_interface;
+    output->flags = placed.flags;
+    return result;
+}
 // Throws halconv::Error naming `what` and the runtime's message when result != 0.
 void check_call(int result, const char *what);
+// Runs `call()` (an AOT pipeline call, returning its status) on `device`: inputs brought
+// there and the output marked as written by it, on `stream` for CUDA.
+template <typename Call>
+void run_pipeline(Device device, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output,
+                  void *stream, const char *what, Call call) {
+    install_runtime_hooks();
+    if (device == Device::cuda) {
+        prepare_gpu(inputs, output);
+        StreamScope scope(stream);
+        check_call(call(), what);
+    } else {
+        prepare_cpu(inputs, output);
+        check_call(call(), what);
+        finish_cpu(output);
+    }
+}
 std::string shape_text(int w, int h);
 
 // ---- Validation (validate.cpp) ----
