@@ -43,6 +43,35 @@ double parse_number(const std::string &flag, const std::string &value) {
     return v;
 }
 
+bool walk_arguments(const std::vector<std::string> &args, const char *usage,
+                    std::initializer_list<std::string> switches, std::vector<std::string> &paths,
+                    const std::function<void(const std::string &)> &on_switch,
+                    const std::function<void(const std::string &, const std::string &)> &on_option) {
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--help" || a == "-h") {
+            std::puts(usage);
+            return false;
+        }
+        if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
+            on_switch(a);
+        } else if (a.rfind("--", 0) != 0) {
+            paths.push_back(a);
+        } else if (i + 1 >= args.size()) {
+            throw UsageError(a + " needs a value");
+        } else {
+            on_option(a, args[++i]);
+        }
+    }
+    return true;
+}
+
+void check_paths(const std::vector<std::string> &paths, const std::string &command) {
+    if (paths.size() < 2) {
+        throw UsageError("give the input(s) and then the output (see halconv " + command + " --help)");
+    }
+}
+
 Boundary parse_boundary(const std::string &flag, const std::string &value) {
     return parse_choice(flag, value,
                         {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap});

@@ -44,6 +44,18 @@ Enum parse_choice(const std::string &flag, const std::string &value, std::initia
     throw UsageError(flag + " " + value + ": allowed " + allowed);
 }
 
+// Walks a command's arguments in order: --help / -h prints `usage` and returns false;
+// a flag among `switches` goes to on_switch; any other --flag takes the next argument
+// as its value (on_option, which throws UsageError for flags it does not know);
+// everything else is appended to `paths`. Throws UsageError for a flag without value.
+bool walk_arguments(const std::vector<std::string> &args, const char *usage,
+                    std::initializer_list<std::string> switches, std::vector<std::string> &paths,
+                    const std::function<void(const std::string &)> &on_switch,
+                    const std::function<void(const std::string &, const std::string &)> &on_option);
+
+// Throws UsageError unless `paths` holds the input(s) and then the output.
+void check_paths(const std::vector<std::string> &paths, const std::string &command);
+
 Boundary parse_boundary(const std::string &flag, const std::string &value);
 Device parse_device(const std::string &flag, const std::string &value);
 

@@ -2,18 +2,11 @@
 // one file or a batch, each colour channel filtered, alpha passed through, the output in
 // the input's format (PNG clamped and rounded at the input's depth; FITS float32, or
 // float64 with --precision f64).
-#include "commands.h"
-
-#include "cli_common.h"
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "halconv/float16.h"
 #include "halconv/halconv.h"
 #include "image_io.h"
@@ -122,24 +115,7 @@ int filter_command(const std::vector<std::string> &args) {
     Filter f;
     std::vector<std::string> paths;
     std::string spec;
-    for (size_t i = 0; i < args.size(); i++) {
-        const std::string &a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::puts(filter_usage);
-            return 0;
-        }
-        if (a == "--convolve") {
-            f.convolve = true;
-            continue;
-        }
-        if (a.rfind("--", 0) != 0) {
-            paths.push_back(a);
-            continue;
-        }
-        if (i + 1 >= args.size()) {
-            throw UsageError(a + " needs a value");
-        }
-        const std::string &v = args[++i];
+    const auto option = [&](const std::string &a, const std::string &v) {
         if (a == "--kernel") {
             spec = v;
         } else if (a == "--algorithm") {
@@ -162,13 +138,15 @@ int filter_command(const std::vector<std::string> &args) {
         } else {
             throw UsageError("unknown option " + a + " (see halconv filter --help)");
         }
+    };
+    if (!walk_arguments(
+            args, filter_usage, {"--convolve"}, paths, [&](const std::string &) { f.convolve = true; }, option)) {
+        return 0;
     }
     if (spec.empty()) {
         throw UsageError("--kernel SPEC is required (see halconv filter --help)");
     }
-    if (paths.size() < 2) {
-        throw UsageError("give the input(s) and then the output (see halconv filter --help)");
-    }
+    check_paths(paths, "filter");
     f.kernel = io::parse_kernel_spec(spec);
     return run_files(paths, [&](const std::string &in, const std::string &out) { filter_file(f, in, out); });
 }

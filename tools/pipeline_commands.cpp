@@ -1,6 +1,5 @@
 // `halconv edges` and `halconv unsharp`: the composed pipelines on PNG and FITS files.
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -40,12 +39,6 @@ bool pipeline_option(const std::string &flag, const std::string &value, Pipeline
         return false;
     }
     return true;
-}
-
-void check_paths(const std::vector<std::string> &paths, const char *command) {
-    if (paths.size() < 2) {
-        throw UsageError(std::string("give the input(s) and then the output (see halconv ") + command + " --help)");
-    }
 }
 
 void edges_file(const std::string &in, const std::string &out, double threshold, const PipelineOptions &o) {
@@ -103,24 +96,7 @@ int edges_command(const std::vector<std::string> &args) {
     PipelineOptions o;
     double threshold = default_edge_threshold;
     std::vector<std::string> paths;
-    for (size_t i = 0; i < args.size(); i++) {
-        const std::string &a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::puts(edges_usage);
-            return 0;
-        }
-        if (a == "--staged") {
-            o.staging = Staging::staged;
-            continue;
-        }
-        if (a.rfind("--", 0) != 0) {
-            paths.push_back(a);
-            continue;
-        }
-        if (i + 1 >= args.size()) {
-            throw UsageError(a + " needs a value");
-        }
-        const std::string &v = args[++i];
+    const auto option = [&](const std::string &a, const std::string &v) {
         if (a == "--threshold") {
             threshold = parse_number(a, v);
             if (!std::isfinite(threshold) || threshold < 0) {
@@ -129,6 +105,11 @@ int edges_command(const std::vector<std::string> &args) {
         } else if (!pipeline_option(a, v, o)) {
             throw UsageError("unknown option " + a + " (see halconv edges --help)");
         }
+    };
+    if (!walk_arguments(
+            args, edges_usage, {"--staged"}, paths, [&](const std::string &) { o.staging = Staging::staged; },
+            option)) {
+        return 0;
     }
     check_paths(paths, "edges");
     return run_files(paths, [&](const std::string &in, const std::string &out) { edges_file(in, out, threshold, o); });
@@ -139,20 +120,7 @@ int unsharp_command(const std::vector<std::string> &args) {
     double amount = 1.0;
     std::string sigma, spec;
     std::vector<std::string> paths;
-    for (size_t i = 0; i < args.size(); i++) {
-        const std::string &a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::puts(unsharp_usage);
-            return 0;
-        }
-        if (a.rfind("--", 0) != 0) {
-            paths.push_back(a);
-            continue;
-        }
-        if (i + 1 >= args.size()) {
-            throw UsageError(a + " needs a value");
-        }
-        const std::string &v = args[++i];
+    const auto option = [&](const std::string &a, const std::string &v) {
         if (a == "--amount") {
             amount = parse_number(a, v);
             if (!std::isfinite(amount)) {
@@ -165,6 +133,10 @@ int unsharp_command(const std::vector<std::string> &args) {
         } else if (!pipeline_option(a, v, o)) {
             throw UsageError("unknown option " + a + " (see halconv unsharp --help)");
         }
+    };
+    if (!walk_arguments(
+            args, unsharp_usage, {}, paths, [](const std::string &) {}, option)) {
+        return 0;
     }
     if (sigma.empty() == spec.empty()) {
         throw UsageError("give the blur as --sigma S or as --kernel SPEC, one of them (see halconv unsharp --help)");
