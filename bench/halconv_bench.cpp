@@ -1,347 +1,598 @@
-// halconv GPU benchmark (seed 000 §5.1 protocol): data resident on the GPU, CUDA
-// events, warm-up, median of --reps runs; ceilings (device-to-device copy bandwidth)
-// measured in the same run. Prints a table and writes CSV rows.
+// halconv's benchmark and accuracy suite: every halconv variant and the peers (cuFFT,
+// cuDNN, NPP) on the same problems, in one run, on the GPU (seed 000 §5.1: valid
+// correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
+// the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--sizes 4096] [--kernels 3,15,31] [--precision f32]
-//                 [--algorithms naive,shared_tiled,autoscheduled] [--gaussian 31]
-//                 [--reps 20] [--csv FILE] [--mode same|valid|full] [--pipelines 0|1]
-// --pipelines 1 adds the composed pipelines per size (float32, reflect): edge detection
-// fused and stage by stage, the unsharp mask with a 49x49 Gaussian (sigma 8) on tensor
-// cores, and gaussian_blur at sigma 3, 10 and 25 (the last through the two-pass schedule).
-// Algorithms: naive, shared_tiled, autoscheduled, im2tensor, im2tensor_fused,
-// im2tensor_atomic, diagonal_unroll (m16n16k16), diagonal_unroll_m32n8k16. Useful
-// TFLOP/s counts 2 (H-K+1)(W-K+1) K^2 whatever the mode (seed 000's valid convolution).
-#include "../src/internal.h"
-#include "gpu_delay.h"
-#include "halconv/float16.h"
-#include "halconv/halconv.h"
-
-#include <cuda_runtime.h>
-
-#include "HalideRuntimeCuda.h"
-
+//   halconv_bench [--report time|memory|accuracy|pipelines] [--sizes 1024,4096,8192,3840x2160]
+//                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
+//                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
+//
+// time:      one row per variant x size x K x precision: times, useful TFLOP/s (2 (H-K+1)
+//            (W-K+1) K^2 operations whatever the method), memory and compute floors, the
+//            fraction of the roofline, extra device bytes, and a spot check of 64 outputs
+//            against float64. A variant slower than --max-ms at some K is not run at larger
+//            K for that size and precision (row status "skipped").
+// memory:    the same rows without timing: extra device bytes per variant (seed 000 Table 4).
+// accuracy:  MAPE (seed 000 eq. 20, median absolute percentage error) against a float64
+//            correlation of the original photo, per photo x variant x precision x K, kernels
+//            uniform in [0, 1) (seed 000 Table 5).
+// pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <random>
-#include <sstream>
-#include <string>
-#include <vector>
+#include <thread>
+
+#include "HalideRuntimeCuda.h"
+#include "bench_core.h"
+#include "gpu_common.h"
+#include "halconv/float16.h"
+#include "halconv/halconv.h"
+#include "image_io.h"
+#include "variants.h"
 
 namespace {
 
-using halconv::Algorithm;
-using halconv::Precision;
+using namespace halconv;
+using namespace halconv::bench;
 
-void check_cuda(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-        std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
-        std::exit(1);
-    }
-}
-
-std::vector<int> parse_ints(const std::string &s) {
-    std::vector<int> v;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        v.push_back(std::stoi(item));
-    }
-    return v;
-}
-
-std::vector<std::string> parse_list(const std::string &s) {
-    std::vector<std::string> v;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        v.push_back(item);
-    }
-    return v;
-}
+struct Settings {
+    std::string report = "time";
+    std::vector<Size> sizes;
+    std::vector<int> kernels;
+    std::vector<Precision> precisions;
+    std::vector<std::string> variants = all_variant_names();
+    std::vector<std::string> photos;
+    int reps = 20;
+    double max_ms = 20.0;
+    std::string csv_path, json_path, command_line;
+};
 
 Precision precision_of(const std::string &s) {
     for (Precision p : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
-        if (s == halconv::to_string(p)) {
+        if (s == to_string(p)) {
             return p;
         }
     }
-    throw halconv::Error("unknown precision " + s);
+    throw Error("unknown precision '" + s + "'; allowed: f64, f32, f16, f16f32");
 }
 
-struct AlgorithmChoice {
-    Algorithm algorithm;
-    halconv::TensorCoreShape shape;
-};
-
-// Algorithm names as halconv::to_string writes them; diagonal_unroll takes the
-// m16n16k16 layout, diagonal_unroll_m32n8k16 the other.
-AlgorithmChoice algorithm_of(const std::string &s) {
-    if (s == "diagonal_unroll_m32n8k16") {
-        return {Algorithm::diagonal_unroll, halconv::TensorCoreShape::m32n8k16};
-    }
-    for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled, Algorithm::separable, Algorithm::autoscheduled,
-                        Algorithm::im2tensor, Algorithm::im2tensor_fused, Algorithm::im2tensor_atomic,
-                        Algorithm::diagonal_unroll}) {
-        if (s == halconv::to_string(a)) {
-            return {a, halconv::TensorCoreShape::m16n16k16};
+std::vector<std::string> split_list(const std::string &text) {
+    std::vector<std::string> items;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        if (comma > start) {
+            items.push_back(text.substr(start, comma - start));
         }
+        start = comma + 1;
     }
-    throw halconv::Error("unknown algorithm " + s);
+    return items;
 }
 
-halconv::Mode mode_of(const std::string &s) {
-    for (halconv::Mode m : {halconv::Mode::valid, halconv::Mode::same, halconv::Mode::full}) {
-        if (s == halconv::to_string(m)) {
-            return m;
+const char *usage =
+    "usage: halconv_bench [--report time|memory|accuracy|pipelines] [--sizes LIST] [--kernels sweep|LIST]\n"
+    "                     [--precisions LIST] [--variants LIST] [--reps N>=20] [--max-ms MS]\n"
+    "                     [--photos FILE|DIR,...] [--csv FILE] [--json FILE]\n";
+
+Settings parse(int argc, char **argv) {
+    Settings s;
+    for (int i = 0; i < argc; i++) {
+        s.command_line += (i ? " " : "") + std::string(argv[i]);
+    }
+    std::map<std::string, std::string> given;
+    for (int i = 1; i < argc; i += 2) {
+        const std::string name = argv[i];
+        if (name == "--help" || name == "-h") {
+            std::fputs(usage, stdout);
+            std::exit(0);
         }
+        if (name.rfind("--", 0) != 0 || i + 1 >= argc) {
+            throw Error("bad argument '" + name + "'\n" + usage);
+        }
+        given[name.substr(2)] = argv[i + 1];
     }
-    throw halconv::Error("unknown mode " + s);
+    auto take = [&](const std::string &name, const std::string &fallback) {
+        const auto it = given.find(name);
+        const std::string v = it == given.end() ? fallback : it->second;
+        if (it != given.end()) {
+            given.erase(it);
+        }
+        return v;
+    };
+    s.report = take("report", "time");
+    if (s.report != "time" && s.report != "memory" && s.report != "accuracy" && s.report != "pipelines") {
+        throw Error("unknown report '" + s.report + "'; allowed: time, memory, accuracy, pipelines");
+    }
+    const bool accuracy = s.report == "accuracy", memory = s.report == "memory";
+    s.sizes = parse_sizes(take("sizes", memory ? "4096" : "1024,4096,8192,3840x2160"));
+    s.kernels = parse_kernels(take("kernels", accuracy ? "3,9,15,31,63,127" : memory ? "3,15,31,63" : "sweep"));
+    for (const std::string &p : split_list(take("precisions", accuracy ? "f64,f32,f16f32,f16" : "f32,f16f32,f16"))) {
+        s.precisions.push_back(precision_of(p));
+    }
+    const std::string variants = take("variants", "all");
+    if (variants != "all") {
+        s.variants = split_list(variants);
+    }
+    // The source tree's data/ where it was built, else ./data (a copy run elsewhere).
+    const std::string data = std::filesystem::is_directory(HALCONV_DATA_DIR) ? HALCONV_DATA_DIR : "data";
+    s.photos = split_list(take("photos", data + "/cameraman.png," + data + "/photos"));
+    s.reps = std::stoi(take("reps", "20"));
+    if (s.reps < 20) {
+        throw Error("--reps " + std::to_string(s.reps) + " is below the protocol's 20 timed runs");
+    }
+    s.max_ms = std::stod(take("max-ms", "20"));
+    s.csv_path = take("csv", "");
+    s.json_path = take("json", "");
+    if (!given.empty()) {
+        throw Error("unknown option --" + given.begin()->first + "\n" + usage);
+    }
+    return s;
 }
 
-struct Timing {
-    double median_ms, min_ms, max_ms;
-};
-
-// Times fn (which queues device work on stream) with events, after warm-up.
-template <typename Fn>
-Timing time_on_stream(cudaStream_t stream, int reps, Fn fn) {
-    cudaEvent_t start, stop;
-    check_cuda(cudaEventCreate(&start), "event");
-    check_cuda(cudaEventCreate(&stop), "event");
-    for (int i = 0; i < 3; i++) {
-        fn();
-    }
-    check_cuda(cudaStreamSynchronize(stream), "warm-up");
-    std::vector<double> ms;
-    for (int i = 0; i < reps; i++) {
-        check_cuda(static_cast<cudaError_t>(queue_gpu_delay(2'000'000, stream)), "delay");
-        check_cuda(cudaEventRecord(start, stream), "record");
-        fn();
-        check_cuda(cudaEventRecord(stop, stream), "record");
-        check_cuda(cudaEventSynchronize(stop), "sync");
-        float t = 0.0f;
-        check_cuda(cudaEventElapsedTime(&t, start, stop), "elapsed");
-        ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return {ms[ms.size() / 2], ms.front(), ms.back()};
+halide_type_t storage_type(Precision p) {
+    return p == Precision::f64   ? halide_type_of<double>()
+           : p == Precision::f32 ? halide_type_of<float>()
+                                 : halide_type_t(halide_type_float, 16);
 }
 
-// Writes v into element i of a dense float buffer of any of halconv's storage types.
-void store_value(Halide::Runtime::Buffer<> &b, size_t i, double v) {
-    uint8_t *p = b.raw_buffer()->host + i * b.type().bytes();
-    if (b.type().bits == 64) {
-        *reinterpret_cast<double *>(p) = v;
-    } else if (b.type().bits == 32) {
-        *reinterpret_cast<float *>(p) = static_cast<float>(v);
-    } else {
-        *reinterpret_cast<uint16_t *>(p) = halconv::float16_bits_from_double(v);
-    }
+// The value a float64 becomes in the precision's storage type.
+double stored(Precision p, double v) {
+    return p == Precision::f64   ? v
+           : p == Precision::f32 ? double(float(v))
+                                 : double_from_float16_bits(float16_bits_from_double(v));
 }
 
-// Random values in [0, 1) (seed 000's protocol), host copy kept clean so the API's
-// kernel checks read it without a device round trip.
-Halide::Runtime::Buffer<> device_random(halide_type_t type, int w, int h, std::mt19937_64 &rng) {
-    Halide::Runtime::Buffer<> b(type, w, h);
-    std::uniform_real_distribution<double> dist(0.0, 1.0);
-    for (size_t i = 0; i < b.number_of_elements(); i++) {
-        store_value(b, i, dist(rng));
+// An image on the device in the precision's storage type, from float64 values.
+Halide::Runtime::Buffer<> upload(Precision p, const Plane &values) {
+    Halide::Runtime::Buffer<> b(storage_type(p), values.width, values.height);
+    for (int y = 0; y < values.height; y++) {
+        for (int x = 0; x < values.width; x++) {
+            const double v = values.at(x, y);
+            if (p == Precision::f64) {
+                b.as<double>()(x, y) = v;
+            } else if (p == Precision::f32) {
+                b.as<float>()(x, y) = float(v);
+            } else {
+                b.as<uint16_t>()(x, y) = float16_bits_from_double(v);
+            }
+        }
     }
     b.set_host_dirty();
     if (b.copy_to_device(halide_cuda_device_interface()) != 0) {
-        throw halconv::Error("could not copy benchmark data to the GPU");
+        throw Error("could not copy benchmark data to the GPU");
     }
     return b;
+}
+
+Plane random_plane(int w, int h, std::mt19937_64 &rng) {
+    Plane p(w, h);
+    std::uniform_real_distribution<double> dist(0.0, 1.0);
+    for (double &v : p.data) {
+        v = dist(rng);
+    }
+    return p;
+}
+
+Plane rounded(Precision p, const Plane &values) {
+    Plane r = values;
+    for (double &v : r.data) {
+        v = stored(p, v);
+    }
+    return r;
+}
+
+// Spot-check bound on the error of sampled outputs against float64 on the stored inputs,
+// relative to the largest sampled output (an FFT's error is spread over the whole image,
+// so per-pixel relative error says nothing for its small outputs). float64 and float32
+// sums of up to 16129 positive terms stay far inside 1e-9 and 1e-3; float16 storage of
+// the output alone is 5e-4 and float16 FFTs reach ~1e-2; arithmetic in float16 itself
+// (halconv's f16 CUDA-core pipelines) drifts by tens of percent at large K, so there the
+// check only catches unwritten or misplaced outputs.
+double check_bound(Precision p, bool accumulates_in_storage) {
+    switch (p) {
+        case Precision::f64:
+            return 1e-9;
+        case Precision::f32:
+            return 1e-3;
+        case Precision::f16f32:
+            return 1e-2;
+        default:
+            return accumulates_in_storage ? 1.0 : 0.05;
+    }
+}
+
+// 64 samples (the four corners and random positions).
+double spot_check(const OutputView &out, const Plane &image, const Plane &kernel, std::mt19937_64 &rng) {
+    std::uniform_int_distribution<int> xs(0, out.width - 1), ys(0, out.height - 1);
+    double worst = 0.0, scale = 0.0;
+    for (int i = 0; i < 64; i++) {
+        const int x = i < 4 ? (i % 2) * (out.width - 1) : xs(rng), y = i < 4 ? (i / 2) * (out.height - 1) : ys(rng);
+        const double want = correlate_valid_at(image, kernel, x, y), got = fetch_sample(out, x, y);
+        worst = std::max(worst, std::isfinite(got) ? std::abs(got - want) : INFINITY);
+        scale = std::max(scale, std::abs(want));
+    }
+    return worst / std::max(scale, 1e-300);
+}
+
+struct Run {
+    Settings settings;
+    cudaStream_t stream = nullptr;
+    cudaDeviceProp prop{};
+    Ceilings ceilings;
+    std::unique_ptr<PeerContext, PeerContextDeleter> peers;
+    std::vector<std::pair<std::string, std::string>> metadata;
+    // Writes the rows so far (after each image size or photo), so a run stopped early
+    // keeps what it measured.
+    std::function<void()> checkpoint = [] {};
+};
+
+// After a failed row: a failure the CUDA context survives is that row's alone; one it
+// does not (a kernel fault) ends the run, which still writes the rows it has.
+void check_context() {
+    cudaGetLastError();
+    check_cuda(cudaDeviceSynchronize(), "the CUDA context after a failed run (the run stops here)");
+}
+
+const std::vector<std::string> time_columns{
+    "device",          "family",           "variant",     "precision",
+    "width",           "height",           "K",           "status",
+    "median_ms",       "min_ms",           "max_ms",      "useful_tflops",
+    "memory_floor_ms", "compute_floor_ms", "roofline_ms", "fraction_of_roofline",
+    "extra_bytes",     "check_max_err",    "note"};
+
+std::string fixed(double v, int digits) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.*f", digits, v);
+    return text;
+}
+
+int output_bytes(Precision p) {
+    return p == Precision::f64 ? 8 : p == Precision::f16 ? 2 : 4;
+}
+
+void time_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    const bool timed = s.report == "time";
+    std::mt19937_64 rng(20261122);
+    std::printf("%-24s %-6s %10s %4s %10s %8s %6s %9s  %s\n", "variant", "prec", "size", "K", "median_ms", "TFLOP/s",
+                "roof%", "extra_MiB", "status");
+    for (Precision precision : s.precisions) {
+        for (const Size &size : s.sizes) {
+            const Plane image_values = rounded(precision, random_plane(size.width, size.height, rng));
+            Halide::Runtime::Buffer<> image = upload(precision, image_values);
+            std::map<std::string, int> too_slow_at;  // variant -> K where it passed --max-ms
+            for (int k : s.kernels) {
+                if (k > std::min(size.width, size.height)) {
+                    continue;
+                }
+                const Plane kernel = rounded(precision, random_plane(k, k, rng));
+                const int ow = size.width - k + 1, oh = size.height - k + 1;
+                const double flops = 2.0 * ow * double(oh) * k * k;
+                const double bytes = double(size.width) * size.height * (storage_type(precision).bytes()) +
+                                     double(ow) * oh * output_bytes(precision);
+                const double memory_floor = bytes / run.ceilings.copy_bytes_per_s * 1e3;
+                const double rate = precision == Precision::f32   ? run.ceilings.gemm_f32_flops
+                                    : precision == Precision::f64 ? 0.0
+                                                                  : run.ceilings.gemm_f16_flops;
+                const double compute_floor = rate > 0 ? flops / rate * 1e3 : 0.0;
+                const double roofline = std::max(memory_floor, compute_floor);
+                Problem problem{precision, &image, &kernel, run.stream};
+                for (const std::string &name : s.variants) {
+                    table.add_row();
+                    table.set("device", run.prop.name);
+                    table.set("family", family_of(name));
+                    table.set("variant", name);
+                    table.set("precision", to_string(precision));
+                    table.set("width", int64_t(size.width));
+                    table.set("height", int64_t(size.height));
+                    table.set("K", int64_t(k));
+                    table.set("memory_floor_ms", memory_floor);
+                    if (compute_floor > 0) {
+                        table.set("compute_floor_ms", compute_floor);
+                    }
+                    table.set("roofline_ms", roofline);
+                    std::string status = "ok", note;
+                    char line[160];
+                    std::snprintf(line, sizeof line, "%-24s %-6s %5dx%-5d %3d", name.c_str(), to_string(precision),
+                                  size.width, size.height, k);
+                    std::unique_ptr<Variant> v = make_variant(name, *run.peers);
+                    if (std::string why = v->unsupported(problem); !why.empty()) {
+                        table.set("status", "unsupported");
+                        table.set("note", why);
+                        continue;
+                    }
+                    if (too_slow_at.count(name)) {
+                        table.set("status", "skipped");
+                        table.set("note", "median over --max-ms " + fixed(s.max_ms, 1) +
+                                              " at K=" + std::to_string(too_slow_at[name]));
+                        continue;
+                    }
+                    try {
+                        v->prepare(problem);
+                        MemoryProbe probe;
+                        probe.begin();
+                        v->setup();
+                        v->run();
+                        const int64_t extra = probe.end();
+                        table.set("extra_bytes", extra);
+                        const double err = spot_check(v->output(), image_values, kernel, rng);
+                        table.set("check_max_err", err);
+                        if (!(err <= check_bound(precision, v->accumulates_in_storage()))) {
+                            status = "check_failed";
+                        }
+                        note = v->note();
+                        if (timed) {
+                            const Timing t = time_on_stream(run.stream, s.reps, [&] { v->run(); });
+                            table.set("median_ms", t.median_ms);
+                            table.set("min_ms", t.min_ms);
+                            table.set("max_ms", t.max_ms);
+                            table.set("useful_tflops", flops / (t.median_ms * 1e-3) / 1e12);
+                            table.set("fraction_of_roofline", roofline / t.median_ms);
+                            if (t.median_ms > s.max_ms) {
+                                too_slow_at[name] = k;
+                            }
+                            std::printf("%s %10.4f %8.2f %5.0f%% %9.1f  %s\n", line, t.median_ms,
+                                        flops / (t.median_ms * 1e-3) / 1e12, 100.0 * roofline / t.median_ms,
+                                        double(extra) / (1 << 20), status.c_str());
+                        } else {
+                            std::printf("%s %10s %8s %6s %9.1f  %s\n", line, "", "", "", double(extra) / (1 << 20),
+                                        status.c_str());
+                        }
+                    } catch (const std::exception &e) {
+                        status = "failed";
+                        note = e.what();
+                        std::printf("%s  failed: %s\n", line, e.what());
+                    }
+                    table.set("status", status);
+                    table.set("note", note);
+                    std::fflush(stdout);
+                    check_context();
+                }
+            }
+            run.checkpoint();
+        }
+    }
+}
+
+const std::vector<std::string> accuracy_columns{
+    "device", "family", "variant",      "precision",       "photo",           "width", "height",
+    "K",      "status", "mape_percent", "p95_ape_percent", "max_ape_percent", "note"};
+
+// The photo's first channel (the photos are gray) as float64 in [0, 1].
+Plane read_photo(const std::string &path) {
+    const io::Image png = io::read_png(path);
+    Plane p(png.width, png.height);
+    p.data = png.channels.front();
+    return p;
+}
+
+std::vector<std::string> photo_files(const std::vector<std::string> &entries) {
+    std::vector<std::string> files;
+    for (const std::string &e : entries) {
+        if (std::filesystem::is_directory(e)) {
+            std::vector<std::string> in_dir;
+            for (const auto &f : std::filesystem::directory_iterator(e)) {
+                if (f.path().extension() == ".png") {
+                    in_dir.push_back(f.path().string());
+                }
+            }
+            std::sort(in_dir.begin(), in_dir.end());
+            files.insert(files.end(), in_dir.begin(), in_dir.end());
+        } else {
+            files.push_back(e);
+        }
+    }
+    if (files.empty()) {
+        throw Error("no photos found for the accuracy report");
+    }
+    return files;
+}
+
+void accuracy_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    std::printf("%-24s %-6s %-14s %4s %12s %12s  %s\n", "variant", "prec", "photo", "K", "MAPE_%", "max_APE_%",
+                "status");
+    for (const std::string &path : photo_files(s.photos)) {
+        const Plane photo = read_photo(path);
+        const std::string photo_name = std::filesystem::path(path).stem().string();
+        for (int k : s.kernels) {
+            if (k > std::min(photo.width, photo.height)) {
+                continue;
+            }
+            // The same kernel for every photo and precision (seeded by K).
+            std::mt19937_64 rng(20261122u + unsigned(k));
+            const Plane kernel = random_plane(k, k, rng);
+            const Plane gold = correlate_valid_gold(photo, kernel, threads);
+            for (Precision precision : s.precisions) {
+                Halide::Runtime::Buffer<> image = upload(precision, photo);
+                Problem problem{precision, &image, &kernel, run.stream};
+                for (const std::string &name : s.variants) {
+                    std::unique_ptr<Variant> v = make_variant(name, *run.peers);
+                    const std::string why = v->unsupported(problem);
+                    if (!why.empty()) {
+                        continue;  // the time report lists what each variant supports
+                    }
+                    table.add_row();
+                    table.set("device", run.prop.name);
+                    table.set("family", family_of(name));
+                    table.set("variant", name);
+                    table.set("precision", to_string(precision));
+                    table.set("photo", photo_name);
+                    table.set("width", int64_t(photo.width));
+                    table.set("height", int64_t(photo.height));
+                    table.set("K", int64_t(k));
+                    try {
+                        v->prepare(problem);
+                        v->setup();
+                        v->run();
+                        check_cuda(cudaStreamSynchronize(run.stream), "accuracy run");
+                        const ApeSummary a = ape_summary(gold, fetch_output(v->output()));
+                        table.set("status", "ok");
+                        table.set("mape_percent", a.median);
+                        table.set("p95_ape_percent", a.p95);
+                        table.set("max_ape_percent", a.max);
+                        table.set("note", v->note());
+                        std::printf("%-24s %-6s %-14s %4d %12.3e %12.3e  ok\n", name.c_str(), to_string(precision),
+                                    photo_name.c_str(), k, a.median, a.max);
+                    } catch (const std::exception &e) {
+                        table.set("status", "failed");
+                        table.set("note", e.what());
+                        std::printf("%-24s %-6s %-14s %4d  failed: %s\n", name.c_str(), to_string(precision),
+                                    photo_name.c_str(), k, e.what());
+                    }
+                    check_context();
+                    std::fflush(stdout);
+                }
+            }
+        }
+        run.checkpoint();
+    }
+}
+
+const std::vector<std::string> pipeline_columns{"device", "pipeline",        "width",
+                                                "height", "median_ms",       "min_ms",
+                                                "max_ms", "memory_floor_ms", "fraction_of_memory_floor"};
+
+// The composed pipelines, float32, reflect; the floor is one pass: the image read and
+// the output written.
+void pipelines_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    std::mt19937_64 rng(20261122);
+    std::printf("%-22s %11s %10s %10s %8s\n", "pipeline", "size", "median_ms", "floor_ms", "floor%");
+    auto report = [&](const std::string &name, const Size &size, const Timing &t, int out_bytes) {
+        const double floor_ms =
+            double(size.width) * size.height * (4 + out_bytes) / run.ceilings.copy_bytes_per_s * 1e3;
+        std::printf("%-22s %5dx%-5d %10.4f %10.4f %7.0f%%\n", name.c_str(), size.width, size.height, t.median_ms,
+                    floor_ms, 100.0 * floor_ms / t.median_ms);
+        table.add_row();
+        table.set("device", run.prop.name);
+        table.set("pipeline", name);
+        table.set("width", int64_t(size.width));
+        table.set("height", int64_t(size.height));
+        table.set("median_ms", t.median_ms);
+        table.set("min_ms", t.min_ms);
+        table.set("max_ms", t.max_ms);
+        table.set("memory_floor_ms", floor_ms);
+        table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
+    };
+    for (const Size &size : s.sizes) {
+        Halide::Runtime::Buffer<> image = upload(Precision::f32, random_plane(size.width, size.height, rng));
+        Halide::Runtime::Buffer<uint8_t> edges(size.width, size.height);
+        edges.device_malloc(halide_cuda_device_interface());
+        PipelineOptions po;
+        po.device = Device::cuda;
+        po.stream = run.stream;
+        for (Staging st : {Staging::fused, Staging::staged}) {
+            po.staging = st;
+            const Timing t = time_on_stream(run.stream, s.reps, [&] { detect_edges(image, edges, 0.02, po); });
+            report(std::string("edges_") + to_string(st), size, t, 1);
+        }
+        Halide::Runtime::Buffer<float> blur_kernel(49, 49), sharpened(size.width, size.height);
+        const std::vector<double> g = gaussian_taps(8.0, 49);
+        blur_kernel.for_each_element(
+            [&](int x, int y) { blur_kernel(x, y) = static_cast<float>(g[size_t(x)] * g[size_t(y)]); });
+        sharpened.device_malloc(halide_cuda_device_interface());
+        report("unsharp_tc_k49", size,
+               time_on_stream(run.stream, s.reps, [&] { unsharp_mask(image, blur_kernel, sharpened, 1.0, po); }), 4);
+        Options go;
+        go.device = Device::cuda;
+        go.boundary = Boundary::reflect;
+        go.stream = run.stream;
+        for (double sigma : {3.0, 10.0, 25.0}) {
+            const Timing t = time_on_stream(run.stream, s.reps, [&] { gaussian_blur(image, sharpened, sigma, go); });
+            report("gaussian_blur_s" + std::to_string(int(sigma)) + "_k" + std::to_string(gaussian_taps(sigma).size()),
+                   size, t, 4);
+        }
+    }
+}
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return text;
+}
+
+int main_checked(int argc, char **argv) {
+    Run run;
+    run.settings = parse(argc, argv);
+    if (!cuda_available()) {
+        std::fprintf(stderr, "halconv_bench: no CUDA device; the benchmark runs on the GPU only\n");
+        return 1;
+    }
+    check_cuda(cudaGetDeviceProperties(&run.prop, 0), "device properties");
+    check_cuda(cudaStreamCreateWithFlags(&run.stream, cudaStreamNonBlocking), "stream");
+    run.ceilings = measure_ceilings(run.stream, run.settings.reps);
+    run.peers = open_peers(run.stream);
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    const BuildInfo build = build_info();
+    run.metadata = {{"report", run.settings.report},
+                    {"command", run.settings.command_line},
+                    {"date_utc", utc_now()},
+                    {"device", run.prop.name},
+                    {"multiprocessors", std::to_string(run.prop.multiProcessorCount)},
+                    {"cuda_driver", std::to_string(driver)},
+                    {"cuda_runtime", std::to_string(runtime)},
+                    {"halconv", build.version},
+                    {"halide", build.halide_version},
+                    {"copy_bandwidth_gb_s", fixed(run.ceilings.copy_bytes_per_s / 1e9, 1)},
+                    {"cublas_f16_gemm_tflops", fixed(run.ceilings.gemm_f16_flops / 1e12, 1)},
+                    {"cublas_f32_gemm_tflops", fixed(run.ceilings.gemm_f32_flops / 1e12, 1)}};
+    for (const std::string &peer : describe_peers(*run.peers)) {
+        run.metadata.push_back({"peer", peer});
+    }
+    for (const auto &[name, value] : run.metadata) {
+        std::printf("%s: %s\n", name.c_str(), value.c_str());
+    }
+    for (const std::string &name : run.settings.variants) {
+        make_variant(name, *run.peers);  // unknown names fail before any work
+    }
+    const std::string &r = run.settings.report;
+    Table table(r == "accuracy" ? accuracy_columns : r == "pipelines" ? pipeline_columns : time_columns);
+    auto write = [&] {
+        if (!run.settings.csv_path.empty()) {
+            write_text_file(run.settings.csv_path, table.csv());
+        }
+        if (!run.settings.json_path.empty()) {
+            write_text_file(run.settings.json_path, table.json(run.metadata));
+        }
+    };
+    run.checkpoint = write;
+    try {
+        if (r == "accuracy") {
+            accuracy_report(run, table);
+        } else if (r == "pipelines") {
+            pipelines_report(run, table);
+        } else {
+            time_report(run, table);
+        }
+    } catch (...) {
+        run.metadata.push_back({"incomplete", "the run stopped early; these are the rows it had"});
+        write();
+        throw;
+    }
+    write();
+    run.peers.reset();
+    cudaStreamDestroy(run.stream);
+    return 0;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    std::vector<int> sizes{4096}, kernels{3, 15, 31};
-    std::vector<std::string> algorithms{"naive", "shared_tiled", "autoscheduled"};
-    std::string precision_name = "f32", csv_path, mode_name = "same";
-    int gaussian_k = 31, reps = 20;
-    bool pipelines = false;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string a = argv[i], v = argv[i + 1];
-        if (a == "--sizes") {
-            sizes = parse_ints(v);
-        } else if (a == "--kernels") {
-            kernels = parse_ints(v);
-        } else if (a == "--algorithms") {
-            algorithms = parse_list(v);
-        } else if (a == "--precision") {
-            precision_name = v;
-        } else if (a == "--gaussian") {
-            gaussian_k = std::stoi(v);
-        } else if (a == "--reps") {
-            reps = std::max(20, std::stoi(v));
-        } else if (a == "--mode") {
-            mode_name = v;
-        } else if (a == "--pipelines") {
-            pipelines = v == "1";
-        } else if (a == "--csv") {
-            csv_path = v;
-        } else {
-            std::fprintf(stderr, "unknown option %s\n", a.c_str());
-            return 2;
-        }
+    try {
+        return main_checked(argc, argv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "halconv_bench: %s\n", e.what());
+        return 2;
     }
-    if (!halconv::cuda_available()) {
-        std::fprintf(stderr, "halconv_bench: no CUDA device; the benchmark times GPU pipelines only\n");
-        return 1;
-    }
-    const Precision precision = precision_of(precision_name);
-    const halconv::Mode mode = mode_of(mode_name);
-    cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, 0), "properties");
-    cudaStream_t stream = nullptr;
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-
-    // Ceiling: device-to-device copy of 1 GiB, bytes read + written.
-    const size_t copy_bytes = size_t(1) << 30;
-    void *a = nullptr, *b = nullptr;
-    check_cuda(cudaMalloc(&a, copy_bytes), "malloc");
-    check_cuda(cudaMalloc(&b, copy_bytes), "malloc");
-    check_cuda(cudaMemset(a, 1, copy_bytes), "memset");
-    const Timing copy = time_on_stream(stream, reps, [&] { cudaMemcpyAsync(b, a, copy_bytes, cudaMemcpyDeviceToDevice, stream); });
-    const double bandwidth = 2.0 * copy_bytes / (copy.median_ms * 1e-3);
-    cudaFree(a);
-    cudaFree(b);
-    std::printf("device: %s, %d SMs; d2d copy bandwidth %.0f GB/s (read+write)\n", prop.name,
-                prop.multiProcessorCount, bandwidth / 1e9);
-
-    std::ofstream csv;
-    if (!csv_path.empty()) {
-        csv.open(csv_path);
-        csv << "device,algorithm,precision,mode,width,height,K,median_ms,min_ms,max_ms,useful_tflops,memory_floor_ms,"
-               "fraction_of_memory_floor\n";
-    }
-    std::mt19937_64 rng(20261122);
-    const halconv::internal::PrecisionTypes types = halconv::internal::types_of(precision);
-    halconv::internal::install_runtime_hooks();
-    std::printf("%-16s %-7s %6s %4s %10s %10s %9s %8s\n", "algorithm", "prec", "size", "K", "median_ms", "floor_ms",
-                "TFLOP/s", "floor%");
-
-    auto report = [&](const std::string &name, int size, int k, halconv::Mode m, const Timing &t) {
-        const halconv::Extent2d e = halconv::output_extent({size, size}, {k, k}, m);
-        const double out_px = double(e.width) * e.height;
-        const double bytes = out_px * types.storage.bytes() + out_px * types.output.bytes();
-        const double floor_ms = bytes / bandwidth * 1e3;
-        const double useful = 2.0 * double(size - k + 1) * double(size - k + 1) * k * k / (t.median_ms * 1e-3) / 1e12;
-        std::printf("%-16s %-7s %6d %4d %10.4f %10.4f %9.2f %7.0f%%\n", name.c_str(), precision_name.c_str(), size, k,
-                    t.median_ms, floor_ms, useful, 100.0 * floor_ms / t.median_ms);
-        if (csv.is_open()) {
-            csv << prop.name << "," << name << "," << precision_name << "," << halconv::to_string(m) << "," << size << "," << size << "," << k << ","
-                << t.median_ms << "," << t.min_ms << "," << t.max_ms << "," << useful << "," << floor_ms << ","
-                << floor_ms / t.median_ms << "\n";
-        }
-    };
-
-    for (int size : sizes) {
-        Halide::Runtime::Buffer<> input = device_random(types.storage, size, size, rng);
-        for (int k : kernels) {
-            Halide::Runtime::Buffer<> kernel = device_random(types.storage, k, k, rng);
-            const halconv::Extent2d extent = halconv::output_extent({size, size}, {k, k}, mode);
-            Halide::Runtime::Buffer<> output(types.output, extent.width, extent.height);
-            check_cuda(output.device_malloc(halide_cuda_device_interface()) == 0 ? cudaSuccess : cudaErrorMemoryAllocation,
-                       "output allocation");
-            for (const std::string &name : algorithms) {
-                halconv::Options o;
-                const AlgorithmChoice choice = algorithm_of(name);
-                o.algorithm = choice.algorithm;
-                o.tensor_core_shape = choice.shape;
-                o.precision = precision;
-                o.mode = mode;
-                o.boundary = halconv::Boundary::reflect;
-                o.device = halconv::Device::cuda;
-                o.stream = stream;
-                try {
-                    const Timing t = time_on_stream(stream, reps, [&] { halconv::correlate2d(input, kernel, output, o); });
-                    report(name, size, k, mode, t);
-                } catch (const halconv::Error &e) {
-                    std::printf("%-16s %-7s %6d %4d  skipped: %s\n", name.c_str(), precision_name.c_str(), size, k,
-                                e.what());
-                }
-            }
-        }
-        if (gaussian_k > 0) {
-            // Separable Gaussian, sigma = K / 6, through the separable entry point.
-            const int k = gaussian_k;
-            Halide::Runtime::Buffer<> taps(types.storage, k);
-            double total = 0.0;
-            std::vector<double> g(k);
-            for (int i = 0; i < k; i++) {
-                const double x = i - (k - 1) / 2.0, sigma = k / 6.0;
-                g[i] = std::exp(-x * x / (2 * sigma * sigma));
-                total += g[i];
-            }
-            for (int i = 0; i < k; i++) {
-                store_value(taps, i, g[i] / total);
-            }
-            taps.set_host_dirty();
-            taps.copy_to_device(halide_cuda_device_interface());
-            Halide::Runtime::Buffer<> output(types.output, size, size);
-            halconv::Options o;
-            o.precision = precision;
-            o.boundary = halconv::Boundary::reflect;
-            o.device = halconv::Device::cuda;
-            o.stream = stream;
-            const Timing t =
-                time_on_stream(stream, reps, [&] { halconv::separable_correlate2d(input, taps, taps, output, o); });
-            report("separable_gauss", size, k, halconv::Mode::same, t);
-        }
-    }
-    if (pipelines) {
-        std::printf("\n%-22s %6s %10s %10s %8s\n", "pipeline", "size", "median_ms", "floor_ms", "floor%");
-        // floor: the bytes a single pass must move, the image read and the output written.
-        auto report_pipeline = [&](const std::string &name, int size, const Timing &t, int out_bytes) {
-            const double floor_ms = double(size) * size * (4 + out_bytes) / bandwidth * 1e3;
-            std::printf("%-22s %6d %10.4f %10.4f %7.0f%%\n", name.c_str(), size, t.median_ms, floor_ms,
-                        100.0 * floor_ms / t.median_ms);
-            if (csv.is_open()) {
-                csv << prop.name << "," << name << ",f32,same," << size << "," << size << ",0," << t.median_ms << ","
-                    << t.min_ms << "," << t.max_ms << ",," << floor_ms << "," << floor_ms / t.median_ms << "\n";
-            }
-        };
-        for (int size : sizes) {
-            Halide::Runtime::Buffer<> image = device_random(halide_type_of<float>(), size, size, rng);
-            Halide::Runtime::Buffer<uint8_t> edges(size, size);
-            edges.device_malloc(halide_cuda_device_interface());
-            halconv::PipelineOptions po;
-            po.device = halconv::Device::cuda;
-            po.stream = stream;
-            for (halconv::Staging st : {halconv::Staging::fused, halconv::Staging::staged}) {
-                po.staging = st;
-                const Timing t =
-                    time_on_stream(stream, reps, [&] { halconv::detect_edges(image, edges, 0.02, po); });
-                report_pipeline(std::string("edges_") + halconv::to_string(st), size, t, 1);
-            }
-            Halide::Runtime::Buffer<float> blur_kernel(49, 49), sharpened(size, size);
-            const std::vector<double> g = halconv::gaussian_taps(8.0, 49);
-            blur_kernel.for_each_element([&](int x, int y) { blur_kernel(x, y) = static_cast<float>(g[x] * g[y]); });
-            sharpened.device_malloc(halide_cuda_device_interface());
-            const Timing tu =
-                time_on_stream(stream, reps, [&] { halconv::unsharp_mask(image, blur_kernel, sharpened, 1.0, po); });
-            report_pipeline("unsharp_tc_k49", size, tu, 4);
-            halconv::Options go;
-            go.device = halconv::Device::cuda;
-            go.boundary = halconv::Boundary::reflect;
-            go.stream = stream;
-            for (double sigma : {3.0, 10.0, 25.0}) {
-                const Timing tg =
-                    time_on_stream(stream, reps, [&] { halconv::gaussian_blur(image, sharpened, sigma, go); });
-                report_pipeline("gaussian_blur_s" + std::to_string(int(sigma)) + "_k" +
-                                    std::to_string(halconv::gaussian_taps(sigma).size()),
-                                size, tg, 4);
-            }
-        }
-    }
-    cudaStreamDestroy(stream);
-    return 0;
 }

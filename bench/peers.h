@@ -1,0 +1,53 @@
+// The peer libraries a benchmark run has, opened once (peers.cpp) and shared by the
+// peer variants.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "variants.h"
+
+namespace halconv::bench {
+
+// NPP is loaded at run time (the build machine need not have it): the few types of
+// nppdefs.h its filter takes, declared as NPP 13 lays them out.
+struct NppSize {
+    int width, height;
+};
+struct NppPoint {
+    int x, y;
+};
+struct NppStreamContext {
+    cudaStream_t hStream;
+    int nCudaDeviceId;
+    int nMultiProcessorCount;
+    int nMaxThreadsPerMultiProcessor;
+    int nMaxThreadsPerBlock;
+    size_t nSharedMemPerBlock;
+    int nCudaDevAttrComputeCapabilityMajor;
+    int nCudaDevAttrComputeCapabilityMinor;
+    unsigned int nStreamFlags;
+    int nReserved0;
+};
+using NppFilter32f = int (*)(const float *, int, float *, int, NppSize, const float *, NppSize, NppPoint,
+                             NppStreamContext);
+using NppFilter64f = int (*)(const double *, int, double *, int, NppSize, const double *, NppSize, NppPoint,
+                             NppStreamContext);
+
+struct PeerContext {
+    cudaStream_t stream = nullptr;
+    void *cudnn = nullptr;  // cudnnHandle_t; null when cuDNN is missing
+    std::string cudnn_status;
+    void *npp_core = nullptr, *npp_filtering = nullptr;  // dlopen handles
+    NppFilter32f npp_filter_32f = nullptr;
+    NppFilter64f npp_filter_64f = nullptr;
+    NppStreamContext npp_context{};
+    std::string npp_status;
+};
+
+// cuDNN's half (peer_cudnn.cpp), so peers.cpp needs no cuDNN header.
+void *open_cudnn(cudaStream_t stream, std::string &status);
+void close_cudnn(void *handle);
+
+}  // namespace halconv::bench
