@@ -1,18 +1,17 @@
 // Public entry points: validation, choice of device and algorithm, and the call into
 // the AOT pipeline.
-#include "internal.h"
-
-#include "halconv/float16.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "halconv/float16.h"
+#include "internal.h"
+
 namespace halconv {
 
 using internal::check_buffer;
-using internal::Conv2dVariant;
 using internal::check_call;
+using internal::Conv2dVariant;
 using internal::finish_cpu;
 using internal::mode_offset;
 using internal::prepare_cpu;
@@ -23,86 +22,86 @@ using internal::shape_text;
 
 const char *to_string(Mode mode) {
     switch (mode) {
-    case Mode::valid:
-        return "valid";
-    case Mode::same:
-        return "same";
-    case Mode::full:
-        return "full";
+        case Mode::valid:
+            return "valid";
+        case Mode::same:
+            return "same";
+        case Mode::full:
+            return "full";
     }
     return "?";
 }
 
 const char *to_string(Boundary boundary) {
     switch (boundary) {
-    case Boundary::constant:
-        return "constant";
-    case Boundary::nearest:
-        return "nearest";
-    case Boundary::reflect:
-        return "reflect";
-    case Boundary::mirror:
-        return "mirror";
-    case Boundary::wrap:
-        return "wrap";
+        case Boundary::constant:
+            return "constant";
+        case Boundary::nearest:
+            return "nearest";
+        case Boundary::reflect:
+            return "reflect";
+        case Boundary::mirror:
+            return "mirror";
+        case Boundary::wrap:
+            return "wrap";
     }
     return "?";
 }
 
 const char *to_string(Precision precision) {
     switch (precision) {
-    case Precision::f64:
-        return "f64";
-    case Precision::f32:
-        return "f32";
-    case Precision::f16:
-        return "f16";
-    case Precision::f16f32:
-        return "f16f32";
+        case Precision::f64:
+            return "f64";
+        case Precision::f32:
+            return "f32";
+        case Precision::f16:
+            return "f16";
+        case Precision::f16f32:
+            return "f16f32";
     }
     return "?";
 }
 
 const char *to_string(Algorithm algorithm) {
     switch (algorithm) {
-    case Algorithm::automatic:
-        return "auto";
-    case Algorithm::naive:
-        return "naive";
-    case Algorithm::shared_tiled:
-        return "shared_tiled";
-    case Algorithm::separable:
-        return "separable";
-    case Algorithm::autoscheduled:
-        return "autoscheduled";
-    case Algorithm::im2tensor:
-        return "im2tensor";
-    case Algorithm::im2tensor_fused:
-        return "im2tensor_fused";
-    case Algorithm::im2tensor_atomic:
-        return "im2tensor_atomic";
-    case Algorithm::diagonal_unroll:
-        return "diagonal_unroll";
+        case Algorithm::automatic:
+            return "auto";
+        case Algorithm::naive:
+            return "naive";
+        case Algorithm::shared_tiled:
+            return "shared_tiled";
+        case Algorithm::separable:
+            return "separable";
+        case Algorithm::autoscheduled:
+            return "autoscheduled";
+        case Algorithm::im2tensor:
+            return "im2tensor";
+        case Algorithm::im2tensor_fused:
+            return "im2tensor_fused";
+        case Algorithm::im2tensor_atomic:
+            return "im2tensor_atomic";
+        case Algorithm::diagonal_unroll:
+            return "diagonal_unroll";
     }
     return "?";
 }
 
 const char *to_string(TensorCoreShape shape) {
     switch (shape) {
-    case TensorCoreShape::m16n16k16:
-        return "m16n16k16";
-    case TensorCoreShape::m32n8k16:
-        return "m32n8k16";
+        case TensorCoreShape::m16n16k16:
+            return "m16n16k16";
+        case TensorCoreShape::m32n8k16:
+            return "m32n8k16";
     }
     return "?";
 }
 
 const char *to_string(Staging staging) {
     switch (staging) {
-    case Staging::fused:
-        return "fused";
-    case Staging::staged:
-        return "staged";
+        case Staging::fused:
+            return "fused";
+        case Staging::staged:
+            return "staged";
     }
     return "?";
 }
@@ -114,12 +113,12 @@ bool uses_tensor_cores(Algorithm algorithm) {
 
 const char *to_string(Device device) {
     switch (device) {
-    case Device::automatic:
-        return "auto";
-    case Device::cpu:
-        return "cpu";
-    case Device::cuda:
-        return "cuda";
+        case Device::automatic:
+            return "auto";
+        case Device::cpu:
+            return "cpu";
+        case Device::cuda:
+            return "cuda";
     }
     return "?";
 }
@@ -161,8 +160,8 @@ struct Offsets {
     int y = 0;
 };
 
-Offsets pipeline_offsets(const halide_buffer_t *input, const halide_buffer_t *output, int kw, int kh,
-                         const Options &o, bool flip) {
+Offsets pipeline_offsets(const halide_buffer_t *input, const halide_buffer_t *output, int kw, int kh, const Options &o,
+                         bool flip) {
     return {mode_offset(kw, o.mode, flip) + output->dim[0].min - input->dim[0].min,
             mode_offset(kh, o.mode, flip) + output->dim[1].min - input->dim[1].min};
 }
@@ -170,12 +169,12 @@ Offsets pipeline_offsets(const halide_buffer_t *input, const halide_buffer_t *ou
 Conv2dVariant conv2d_variant(Device device, Algorithm algorithm) {
     const bool gpu = device == Device::cuda;
     switch (algorithm) {
-    case Algorithm::naive:
-        return gpu ? Conv2dVariant::gpu_naive : Conv2dVariant::cpu_naive;
-    case Algorithm::autoscheduled:
-        return gpu ? Conv2dVariant::gpu_auto : Conv2dVariant::cpu_auto;
-    default:
-        return gpu ? Conv2dVariant::gpu_shared_tiled : Conv2dVariant::cpu_tiled;
+        case Algorithm::naive:
+            return gpu ? Conv2dVariant::gpu_naive : Conv2dVariant::cpu_naive;
+        case Algorithm::autoscheduled:
+            return gpu ? Conv2dVariant::gpu_auto : Conv2dVariant::cpu_auto;
+        default:
+            return gpu ? Conv2dVariant::gpu_shared_tiled : Conv2dVariant::cpu_tiled;
     }
 }
 
@@ -236,9 +235,9 @@ void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input
     if (gpu) {
         prepare_gpu({input, kernel}, output);
         internal::StreamScope scope(o.stream);
-        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
-                      scratch.raw_buffer()),
-                   "conv2d pipeline");
+        check_call(
+            fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, scratch.raw_buffer()),
+            "conv2d pipeline");
         // Halide's device copy runs on the legacy default stream, unordered with a
         // non-blocking caller stream: wait for the pipeline first.
         internal::synchronize_stream(o.stream);
@@ -246,9 +245,9 @@ void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input
                    "copy from the autoscheduled scratch");
     } else {
         prepare_cpu({input, kernel}, output);
-        check_call(fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip,
-                      scratch.raw_buffer()),
-                   "conv2d pipeline");
+        check_call(
+            fn(input, kernel, static_cast<int32_t>(o.boundary), o.fill_value, off.x, off.y, flip, scratch.raw_buffer()),
+            "conv2d pipeline");
         check_call(halide_buffer_copy(nullptr, corner().raw_buffer(), nullptr, output),
                    "copy from the autoscheduled scratch");
         finish_cpu(output);
@@ -257,15 +256,15 @@ void run_autoscheduled_via_scratch(internal::Conv2dFn fn, halide_buffer_t *input
 
 internal::TensorCoreVariant tensor_core_variant(const Options &o) {
     switch (o.algorithm) {
-    case Algorithm::im2tensor:
-        return internal::TensorCoreVariant::im2tensor;
-    case Algorithm::im2tensor_atomic:
-        return internal::TensorCoreVariant::im2tensor_atomic;
-    case Algorithm::diagonal_unroll:
-        return o.tensor_core_shape == TensorCoreShape::m32n8k16 ? internal::TensorCoreVariant::dki_m32n8k16
-                                                                 : internal::TensorCoreVariant::dki_m16n16k16;
-    default:
-        return internal::TensorCoreVariant::im2tensor_fused;
+        case Algorithm::im2tensor:
+            return internal::TensorCoreVariant::im2tensor;
+        case Algorithm::im2tensor_atomic:
+            return internal::TensorCoreVariant::im2tensor_atomic;
+        case Algorithm::diagonal_unroll:
+            return o.tensor_core_shape == TensorCoreShape::m32n8k16 ? internal::TensorCoreVariant::dki_m32n8k16
+                                                                    : internal::TensorCoreVariant::dki_m16n16k16;
+        default:
+            return internal::TensorCoreVariant::im2tensor_fused;
     }
 }
 
@@ -273,8 +272,10 @@ internal::TensorCoreVariant tensor_core_variant(const Options &o) {
 void check_tensor_core_request(const Options &o, int kw, int kh) {
     const char *name = to_string(o.algorithm);
     if (o.precision != Precision::f16 && o.precision != Precision::f16f32) {
-        throw Error(std::string("algorithm ") + name + " runs on tensor cores, which take float16 operands: "
-                    "precision must be f16 or f16f32, not " + to_string(o.precision) +
+        throw Error(std::string("algorithm ") + name +
+                    " runs on tensor cores, which take float16 operands: "
+                    "precision must be f16 or f16f32, not " +
+                    to_string(o.precision) +
                     " (convert the image and kernel to float16, or use naive, shared_tiled or autoscheduled)");
     }
     if (o.device == Device::cpu) {
@@ -318,23 +319,23 @@ Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode) {
                     shape_text(kernel.width, kernel.height) + " must both be non-empty");
     }
     switch (mode) {
-    case Mode::valid:
-        if (kernel.width > image.width || kernel.height > image.height) {
-            throw Error("kernel " + shape_text(kernel.width, kernel.height) + " is larger than image " +
-                        shape_text(image.width, image.height) +
-                        " in valid mode; valid needs the kernel to fit inside the image (use same or full)");
+        case Mode::valid:
+            if (kernel.width > image.width || kernel.height > image.height) {
+                throw Error("kernel " + shape_text(kernel.width, kernel.height) + " is larger than image " +
+                            shape_text(image.width, image.height) +
+                            " in valid mode; valid needs the kernel to fit inside the image (use same or full)");
+            }
+            return {image.width - kernel.width + 1, image.height - kernel.height + 1};
+        case Mode::same:
+            return image;
+        case Mode::full: {
+            const long long w = (long long)image.width + kernel.width - 1;
+            const long long h = (long long)image.height + kernel.height - 1;
+            if (w > std::numeric_limits<int32_t>::max() || h > std::numeric_limits<int32_t>::max()) {
+                throw Error("full output would exceed 2^31-1 samples per axis");
+            }
+            return {static_cast<int>(w), static_cast<int>(h)};
         }
-        return {image.width - kernel.width + 1, image.height - kernel.height + 1};
-    case Mode::same:
-        return image;
-    case Mode::full: {
-        const long long w = (long long)image.width + kernel.width - 1;
-        const long long h = (long long)image.height + kernel.height - 1;
-        if (w > std::numeric_limits<int32_t>::max() || h > std::numeric_limits<int32_t>::max()) {
-            throw Error("full output would exceed 2^31-1 samples per axis");
-        }
-        return {static_cast<int>(w), static_cast<int>(h)};
-    }
     }
     throw Error("unknown mode " + std::to_string(int(mode)) + "; allowed: valid, same, full");
 }
@@ -409,11 +410,12 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
         const double residual = internal::rank1_factorize(values, &row, &col);
         const bool rank1 = residual <= rank1_tolerance(o.precision);
         if (algorithm == Algorithm::separable && !rank1) {
-            throw Error("algorithm separable needs a rank-1 kernel, but the best rank-1 approximation leaves a "
-                        "relative residual of " +
-                        std::to_string(residual) + " (tolerance " + std::to_string(rank1_tolerance(o.precision)) +
-                        " for " + to_string(o.precision) +
-                        "); use naive, shared_tiled, autoscheduled or auto, or the separable entry point");
+            throw Error(
+                "algorithm separable needs a rank-1 kernel, but the best rank-1 approximation leaves a "
+                "relative residual of " +
+                std::to_string(residual) + " (tolerance " + std::to_string(rank1_tolerance(o.precision)) + " for " +
+                to_string(o.precision) +
+                "); use naive, shared_tiled, autoscheduled or auto, or the separable entry point");
         }
         if (rank1 && kw * kh > 1) {
             Halide::Runtime::Buffer<> row_buf = storage_vector(row, o.precision);
@@ -425,7 +427,8 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
         if (gpu && !internal::fits_shared_tile(kw, kh, t.storage.bytes(), 0)) {
             algorithm = Algorithm::naive;
         }
-    } else if (gpu && algorithm == Algorithm::shared_tiled && !internal::fits_shared_tile(kw, kh, t.storage.bytes(), 0)) {
+    } else if (gpu && algorithm == Algorithm::shared_tiled &&
+               !internal::fits_shared_tile(kw, kh, t.storage.bytes(), 0)) {
         throw Error("kernel " + shape_text(kw, kh) + " is too large for the GPU shared_tiled tile at precision " +
                     to_string(o.precision) + ": the " + std::to_string(gpu_tile_width) + " x " +
                     std::to_string(gpu_tile_height) + " tile plus apron must fit " +
@@ -435,8 +438,8 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
     const Offsets off = pipeline_offsets(input, output, kw, kh, o, flip);
     const internal::Conv2dFn fn = internal::conv2d_pipeline(o.precision, conv2d_variant(device, algorithm));
     internal::install_runtime_hooks();
-    const bool small = output->dim[0].extent < autoscheduled_min_extent ||
-                       output->dim[1].extent < autoscheduled_min_extent;
+    const bool small =
+        output->dim[0].extent < autoscheduled_min_extent || output->dim[1].extent < autoscheduled_min_extent;
     if (algorithm == Algorithm::autoscheduled && small) {
         run_autoscheduled_via_scratch(fn, input, kernel, output, o, flip, off, gpu);
         return {device, algorithm};

@@ -2,15 +2,14 @@
 // (so Halide stages and hand-written CUDA kernels share the primary context and the
 // caller's stream: two contexts do not order work between them), device detection and
 // runtime error capture.
-#include "internal.h"
-
-#include "HalideRuntimeCuda.h"
-
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <array>
 #include <mutex>
+
+#include "HalideRuntimeCuda.h"
+#include "internal.h"
 
 namespace halconv::internal {
 namespace {

@@ -22,7 +22,8 @@ uint16_t float16_bits_from_double(double value) {
         return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(scaled)));
     }
     int exponent = 0;
-    const double fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
+    const double fraction =
+        std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
     // 11 significant bits: mantissa in [1024, 2048].
     auto mantissa = static_cast<uint32_t>(std::nearbyint(std::ldexp(fraction, 11)));
     int biased = exponent - 1 + 15;

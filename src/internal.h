@@ -1,12 +1,12 @@
 // Internal declarations shared by the files of src/.
 #pragma once
 
-#include "HalideRuntime.h"
-#include "halconv/halconv.h"
-
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+#include "HalideRuntime.h"
+#include "halconv/halconv.h"
 
 namespace halconv::internal {
 
@@ -36,8 +36,8 @@ enum class Conv2dVariant { cpu_naive, cpu_tiled, cpu_auto, gpu_naive, gpu_shared
 enum class SeparableVariant { cpu_separable, gpu_separable, cpu_separable_two_pass, gpu_separable_two_pass };
 using Conv2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
                          halide_buffer_t *);
-using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t,
-                            int32_t, bool, halide_buffer_t *);
+using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t,
+                            bool, halide_buffer_t *);
 Conv2dFn conv2d_pipeline(Precision precision, Conv2dVariant variant);
 // Tensor-core pipelines (f16 and f16f32 only): the boundary/mode form has conv2d's
 // signature; the valid form takes the image as it is.
@@ -86,8 +86,8 @@ void check_call(int result, const char *what);
 // Runs `call()` (an AOT pipeline call, returning its status) on `device`: inputs brought
 // there and the output marked as written by it, on `stream` for CUDA.
 template <typename Call>
-void run_pipeline(Device device, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output,
-                  void *stream, const char *what, Call call) {
+void run_pipeline(Device device, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output, void *stream,
+                  const char *what, Call call) {
     install_runtime_hooks();
     if (device == Device::cuda) {
         prepare_gpu(inputs, output);

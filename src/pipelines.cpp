@@ -1,7 +1,5 @@
 // The table of AOT-compiled pipelines (cmake/halconv_halide_libraries.cmake builds one
 // per generator x precision x schedule).
-#include "internal.h"
-
 #include "halconv_conv2d_f16_cpu_auto.h"
 #include "halconv_conv2d_f16_cpu_naive.h"
 #include "halconv_conv2d_f16_cpu_tiled.h"
@@ -46,39 +44,44 @@
 #include "halconv_separable_f64_cpu_separable_two_pass.h"
 #include "halconv_separable_f64_gpu_separable.h"
 #include "halconv_separable_f64_gpu_separable_two_pass.h"
-#include "halconv_tensor_core_im2tensor_f16.h"
-#include "halconv_tensor_core_im2tensor_f16_valid.h"
-#include "halconv_tensor_core_im2tensor_fused_f16.h"
-#include "halconv_tensor_core_im2tensor_fused_f16_valid.h"
-#include "halconv_tensor_core_im2tensor_atomic_f16.h"
-#include "halconv_tensor_core_im2tensor_atomic_f16_valid.h"
 #include "halconv_tensor_core_dki_m16n16k16_f16.h"
 #include "halconv_tensor_core_dki_m16n16k16_f16_valid.h"
-#include "halconv_tensor_core_dki_m32n8k16_f16.h"
-#include "halconv_tensor_core_dki_m32n8k16_f16_valid.h"
-#include "halconv_tensor_core_im2tensor_f16f32.h"
-#include "halconv_tensor_core_im2tensor_f16f32_valid.h"
-#include "halconv_tensor_core_im2tensor_fused_f16f32.h"
-#include "halconv_tensor_core_im2tensor_fused_f16f32_valid.h"
-#include "halconv_tensor_core_im2tensor_atomic_f16f32.h"
-#include "halconv_tensor_core_im2tensor_atomic_f16f32_valid.h"
 #include "halconv_tensor_core_dki_m16n16k16_f16f32.h"
 #include "halconv_tensor_core_dki_m16n16k16_f16f32_valid.h"
+#include "halconv_tensor_core_dki_m32n8k16_f16.h"
+#include "halconv_tensor_core_dki_m32n8k16_f16_valid.h"
 #include "halconv_tensor_core_dki_m32n8k16_f16f32.h"
 #include "halconv_tensor_core_dki_m32n8k16_f16f32_valid.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16_valid.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16f32.h"
+#include "halconv_tensor_core_im2tensor_atomic_f16f32_valid.h"
+#include "halconv_tensor_core_im2tensor_f16.h"
+#include "halconv_tensor_core_im2tensor_f16_valid.h"
+#include "halconv_tensor_core_im2tensor_f16f32.h"
+#include "halconv_tensor_core_im2tensor_f16f32_valid.h"
+#include "halconv_tensor_core_im2tensor_fused_f16.h"
+#include "halconv_tensor_core_im2tensor_fused_f16_valid.h"
+#include "halconv_tensor_core_im2tensor_fused_f16f32.h"
+#include "halconv_tensor_core_im2tensor_fused_f16f32_valid.h"
 #include "halconv_unsharp_cpu_tiled.h"
 #include "halconv_unsharp_gpu_tensor_core.h"
+#include "internal.h"
 
 namespace halconv::internal {
 
 namespace {
 
-#define HALCONV_CONV2D_ROW(p)                                                                                      \
-    {halconv_conv2d_##p##_cpu_naive, halconv_conv2d_##p##_cpu_tiled, halconv_conv2d_##p##_cpu_auto,                \
-     halconv_conv2d_##p##_gpu_naive, halconv_conv2d_##p##_gpu_shared_tiled, halconv_conv2d_##p##_gpu_auto}
-#define HALCONV_SEPARABLE_ROW(p)                                                                                   \
-    {halconv_separable_##p##_cpu_separable, halconv_separable_##p##_gpu_separable,                                 \
-     halconv_separable_##p##_cpu_separable_two_pass, halconv_separable_##p##_gpu_separable_two_pass}
+#define HALCONV_CONV2D_ROW(p)                                                                                    \
+    {                                                                                                            \
+        halconv_conv2d_##p##_cpu_naive, halconv_conv2d_##p##_cpu_tiled, halconv_conv2d_##p##_cpu_auto,           \
+            halconv_conv2d_##p##_gpu_naive, halconv_conv2d_##p##_gpu_shared_tiled, halconv_conv2d_##p##_gpu_auto \
+    }
+#define HALCONV_SEPARABLE_ROW(p)                                                                           \
+    {                                                                                                      \
+        halconv_separable_##p##_cpu_separable, halconv_separable_##p##_gpu_separable,                      \
+            halconv_separable_##p##_cpu_separable_two_pass, halconv_separable_##p##_gpu_separable_two_pass \
+    }
 
 // Rows in halconv::Precision order, columns in variant order.
 constexpr Conv2dFn conv2d_table[4][6] = {HALCONV_CONV2D_ROW(f64), HALCONV_CONV2D_ROW(f32), HALCONV_CONV2D_ROW(f16),
@@ -86,10 +89,12 @@ constexpr Conv2dFn conv2d_table[4][6] = {HALCONV_CONV2D_ROW(f64), HALCONV_CONV2D
 constexpr SeparableFn separable_table[4][4] = {HALCONV_SEPARABLE_ROW(f64), HALCONV_SEPARABLE_ROW(f32),
                                                HALCONV_SEPARABLE_ROW(f16), HALCONV_SEPARABLE_ROW(f16f32)};
 
-#define HALCONV_TENSOR_CORE_ROW(p, form)                                                                         \
-    {halconv_tensor_core_im2tensor_##p##form, halconv_tensor_core_im2tensor_fused_##p##form,                        \
-     halconv_tensor_core_im2tensor_atomic_##p##form, halconv_tensor_core_dki_m16n16k16_##p##form,                  \
-     halconv_tensor_core_dki_m32n8k16_##p##form}
+#define HALCONV_TENSOR_CORE_ROW(p, form)                                                                 \
+    {                                                                                                    \
+        halconv_tensor_core_im2tensor_##p##form, halconv_tensor_core_im2tensor_fused_##p##form,          \
+            halconv_tensor_core_im2tensor_atomic_##p##form, halconv_tensor_core_dki_m16n16k16_##p##form, \
+            halconv_tensor_core_dki_m32n8k16_##p##form                                                   \
+    }
 
 // Rows: f16, f16f32; columns in TensorCoreVariant order.
 constexpr Conv2dFn tensor_core_table[2][5] = {HALCONV_TENSOR_CORE_ROW(f16, ), HALCONV_TENSOR_CORE_ROW(f16f32, )};

@@ -1,41 +1,41 @@
 // Checks run before any launch, and the rank-1 test.
-#include "internal.h"
-
-#include "halconv/float16.h"
-
 #include <cmath>
 #include <sstream>
+
+#include "halconv/float16.h"
+#include "internal.h"
 
 namespace halconv::internal {
 
 PrecisionTypes types_of(Precision precision) {
     switch (precision) {
-    case Precision::f64:
-        return {halide_type_of<double>(), halide_type_of<double>()};
-    case Precision::f32:
-        return {halide_type_of<float>(), halide_type_of<float>()};
-    case Precision::f16:
-        return {halide_type_t(halide_type_float, 16), halide_type_t(halide_type_float, 16)};
-    case Precision::f16f32:
-        return {halide_type_t(halide_type_float, 16), halide_type_of<float>()};
+        case Precision::f64:
+            return {halide_type_of<double>(), halide_type_of<double>()};
+        case Precision::f32:
+            return {halide_type_of<float>(), halide_type_of<float>()};
+        case Precision::f16:
+            return {halide_type_t(halide_type_float, 16), halide_type_t(halide_type_float, 16)};
+        case Precision::f16f32:
+            return {halide_type_t(halide_type_float, 16), halide_type_of<float>()};
     }
-    throw Error("unknown precision " + std::to_string(static_cast<int>(precision)) + "; allowed: f64, f32, f16, f16f32");
+    throw Error("unknown precision " + std::to_string(static_cast<int>(precision)) +
+                "; allowed: f64, f32, f16, f16f32");
 }
 
 std::string type_name(halide_type_t type) {
     std::ostringstream s;
     switch (type.code) {
-    case halide_type_int:
-        s << "int";
-        break;
-    case halide_type_uint:
-        s << "uint";
-        break;
-    case halide_type_float:
-        s << "float";
-        break;
-    default:
-        s << "type" << int(type.code) << "_";
+        case halide_type_int:
+            s << "int";
+            break;
+        case halide_type_uint:
+            s << "uint";
+            break;
+        case halide_type_float:
+            s << "float";
+            break;
+        default:
+            s << "type" << int(type.code) << "_";
     }
     s << int(type.bits);
     if (type.lanes != 1) {
@@ -46,13 +46,13 @@ std::string type_name(halide_type_t type) {
 
 double unit_roundoff(Precision precision) {
     switch (precision) {
-    case Precision::f64:
-        return 0x1p-53;
-    case Precision::f32:
-        return 0x1p-24;
-    case Precision::f16:
-    case Precision::f16f32:
-        return 0x1p-11;
+        case Precision::f64:
+            return 0x1p-53;
+        case Precision::f32:
+            return 0x1p-24;
+        case Precision::f16:
+        case Precision::f16f32:
+            return 0x1p-11;
     }
     return 0.0;
 }
@@ -100,9 +100,9 @@ Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const c
             throw Error(std::string("could not read ") + role + " back from the device: " + take_last_runtime_error());
         }
     }
-    Halide::Runtime::Buffer<double> values(host_view.dimensions() == 1
-                                               ? std::vector<int>{host_view.dim(0).extent()}
-                                               : std::vector<int>{host_view.dim(0).extent(), host_view.dim(1).extent()});
+    Halide::Runtime::Buffer<double> values(
+        host_view.dimensions() == 1 ? std::vector<int>{host_view.dim(0).extent()}
+                                    : std::vector<int>{host_view.dim(0).extent(), host_view.dim(1).extent()});
     const int width = host_view.dim(0).extent();
     const int height = host_view.dimensions() > 1 ? host_view.dim(1).extent() : 1;
     for (int j = 0; j < height; j++) {

@@ -40,12 +40,12 @@
 // before the call on that stream is seen by it, and work queued after sees its output.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "HalideBuffer.h"
 #include "halconv/error.h"
 #include "halconv/types.h"
-
-#include <string>
-#include <vector>
 
 namespace halconv {
 
@@ -95,7 +95,7 @@ namespace detail {
 Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &options,
                    bool flip);
 Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
-                         halide_buffer_t *output, const Options &options, bool flip);
+                             halide_buffer_t *output, const Options &options, bool flip);
 Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,
                                           const Options &options);
 }  // namespace detail
@@ -140,24 +140,24 @@ Halide::Runtime::Buffer<> convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
 // length kw) runs along x, col_kernel (1D, length kh) along y. Same result as
 // correlate2d with that kh x kw kernel, at O(kw + kh) work per pixel. The algorithm
 // option is ignored: this entry always runs the separable pipeline.
-template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO,
-          int DO, int NO>
+template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO, int DO,
+          int NO>
 Dispatch separable_correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
                                Halide::Runtime::Buffer<TR, DR, NR> &row_kernel,
                                Halide::Runtime::Buffer<TC, DC, NC> &col_kernel,
                                Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
     return detail::correlate_separable(image.raw_buffer(), row_kernel.raw_buffer(), col_kernel.raw_buffer(),
-                                output.raw_buffer(), options, false);
+                                       output.raw_buffer(), options, false);
 }
 
-template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO,
-          int DO, int NO>
+template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO, int DO,
+          int NO>
 Dispatch separable_convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
                               Halide::Runtime::Buffer<TR, DR, NR> &row_kernel,
                               Halide::Runtime::Buffer<TC, DC, NC> &col_kernel,
                               Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
     return detail::correlate_separable(image.raw_buffer(), row_kernel.raw_buffer(), col_kernel.raw_buffer(),
-                                output.raw_buffer(), options, true);
+                                       output.raw_buffer(), options, true);
 }
 
 // ---- Gaussian blur of any sigma, through the separable path ----
@@ -168,8 +168,7 @@ inline constexpr int max_gaussian_taps = 8191;
 std::vector<double> gaussian_taps(double sigma, int size = 0);
 
 namespace detail {
-Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, int size,
-                       const Options &options);
+Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, int size, const Options &options);
 }  // namespace detail
 
 // correlate2d(image, g g^T) with g = gaussian_taps(sigma, size), run as a row pass and a
@@ -225,11 +224,11 @@ Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime:
 
 // What this build of halconv contains (halconv info prints it).
 struct BuildInfo {
-    std::string version;             // halconv's
-    std::string halide_version;      // the Halide the pipelines were compiled with
-    std::string cpu_targets;         // Halide targets of the CPU pipelines (multitarget, best first)
-    std::string cuda_target;         // Halide target of the CUDA pipelines
-    std::string cuda_architectures;  // what the hand-written kernels were compiled for
+    std::string version;                 // halconv's
+    std::string halide_version;          // the Halide the pipelines were compiled with
+    std::string cpu_targets;             // Halide targets of the CPU pipelines (multitarget, best first)
+    std::string cuda_target;             // Halide target of the CUDA pipelines
+    std::string cuda_architectures;      // what the hand-written kernels were compiled for
     std::vector<std::string> pipelines;  // every AOT pipeline, halconv_<generator>_<variant>
 };
 BuildInfo build_info();
