@@ -3,7 +3,7 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|memory|accuracy|pipelines] [--sizes 1024,4096,8192,3840x2160]
+//   halconv_bench [--report time|memory|accuracy|pipelines|multichannel] [--sizes 1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
 //                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
 //
@@ -17,6 +17,8 @@
 //            correlation of the original photo, per photo x variant x precision x K, kernels
 //            uniform in [0, 1) (seed 000 Table 5).
 // pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
+// multichannel: C-channel images by N kernels, halconv's im2col and direct pipelines against
+//            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -34,6 +36,8 @@
 #include "halconv/float16.h"
 #include "halconv/halconv.h"
 #include "image_io.h"
+#include "multichannel_report.h"
+#include "peers.h"
 #include "variants.h"
 
 namespace {
@@ -76,7 +80,8 @@ std::vector<std::string> split_list(const std::string &text) {
 }
 
 const char *usage =
-    "usage: halconv_bench [--report time|memory|accuracy|pipelines] [--sizes LIST] [--kernels sweep|LIST]\n"
+    "usage: halconv_bench [--report time|memory|accuracy|pipelines|multichannel] [--sizes LIST]\n"
+    "                     [--kernels sweep|LIST]\n"
     "                     [--precisions LIST] [--variants LIST] [--reps N>=20] [--max-ms MS]\n"
     "                     [--photos FILE|DIR,...] [--csv FILE] [--json FILE]\n";
 
@@ -106,8 +111,9 @@ Settings parse(int argc, char **argv) {
         return v;
     };
     s.report = take("report", "time");
-    if (s.report != "time" && s.report != "memory" && s.report != "accuracy" && s.report != "pipelines") {
-        throw Error("unknown report '" + s.report + "'; allowed: time, memory, accuracy, pipelines");
+    if (s.report != "time" && s.report != "memory" && s.report != "accuracy" && s.report != "pipelines" &&
+        s.report != "multichannel") {
+        throw Error("unknown report '" + s.report + "'; allowed: time, memory, accuracy, pipelines, multichannel");
     }
     const bool accuracy = s.report == "accuracy", memory = s.report == "memory";
     s.sizes = parse_sizes(take("sizes", memory ? "4096" : "1024,4096,8192,3840x2160"));
@@ -557,7 +563,10 @@ int main_checked(int argc, char **argv) {
         make_variant(name, *run.peers);  // unknown names fail before any work
     }
     const std::string &r = run.settings.report;
-    Table table(r == "accuracy" ? accuracy_columns : r == "pipelines" ? pipeline_columns : time_columns);
+    Table table(r == "accuracy"       ? accuracy_columns
+                : r == "pipelines"    ? pipeline_columns
+                : r == "multichannel" ? multichannel_columns
+                                      : time_columns);
     auto write = [&] {
         if (!run.settings.csv_path.empty()) {
             write_text_file(run.settings.csv_path, table.csv());
@@ -572,6 +581,9 @@ int main_checked(int argc, char **argv) {
             accuracy_report(run, table);
         } else if (r == "pipelines") {
             pipelines_report(run, table);
+        } else if (r == "multichannel") {
+            multichannel_report(default_multichannel_cases(), run.settings.reps, run.stream, run.peers->cudnn,
+                                run.peers->cudnn_status, run.prop.name, table, run.checkpoint);
         } else {
             time_report(run, table);
         }

@@ -31,8 +31,9 @@ set(HALCONV_HALIDE_RUNTIME_HEADERS
 add_halide_generator(halconv_generators
     SOURCES generators/conv2d_generator.cpp generators/separable_generator.cpp
             generators/tensor_core_generator.cpp generators/edges_generator.cpp generators/unsharp_generator.cpp
+            generators/multichannel_generator.cpp generators/im2col_generator.cpp
             schedules/conv2d_schedules.cpp schedules/separable_schedules.cpp schedules/tensor_core_schedules.cpp
-            schedules/edges_schedules.cpp schedules/unsharp_schedules.cpp)
+            schedules/edges_schedules.cpp schedules/unsharp_schedules.cpp schedules/multichannel_schedules.cpp)
 target_include_directories(halconv_generators PRIVATE generators schedules include)
 halconv_warnings(halconv_generators)
 
@@ -59,7 +60,7 @@ function(halconv_add_pipeline gen precision schedule)
         set(storage float16)
         set(out float32)
     endif ()
-    if (gen STREQUAL "conv2d")
+    if (gen STREQUAL "conv2d" OR gen STREQUAL "multichannel")
         set(type_params input.type=${storage} kernel.type=${storage} output.type=${out})
     else ()
         set(type_params input.type=${storage} row_kernel.type=${storage} col_kernel.type=${storage}
@@ -131,6 +132,39 @@ foreach (p IN ITEMS f16 f16f32)
     foreach (v IN ITEMS im2tensor im2tensor_fused im2tensor_atomic dki_m16n16k16 dki_m32n8k16)
         halconv_add_tensor_core_pipeline(${v} ${p} padded)
         halconv_add_tensor_core_pipeline(${v} ${p} valid)
+    endforeach ()
+endforeach ()
+
+# Multi-channel convolution: the direct Halide pipelines (every precision, CPU and GPU)
+# and the im2col extern stage (f16 operands on tensor cores, f32 through cuBLAS),
+# halconv_im2col_<precision>[_valid] in the two forms of the tensor-core pipelines.
+foreach (p IN ITEMS f64 f32 f16 f16f32)
+    halconv_add_pipeline(multichannel ${p} cpu_direct)
+    halconv_add_pipeline(multichannel ${p} gpu_direct)
+endforeach ()
+foreach (p IN ITEMS f16 f16f32 f32)
+    foreach (form IN ITEMS padded valid)
+        set(name halconv_im2col_${p})
+        set(generator halconv_im2col)
+        if (form STREQUAL "valid")
+            set(name ${name}_valid)
+            set(generator halconv_im2col_valid)
+        endif ()
+        if (p STREQUAL "f32")
+            set(types input.type=float32 kernel.type=float32 output.type=float32)
+        elseif (p STREQUAL "f16")
+            set(types input.type=float16 kernel.type=float16 output.type=float16)
+        else ()
+            set(types input.type=float16 kernel.type=float16 output.type=float32)
+        endif ()
+        add_halide_library(${name} FROM halconv_generators
+            GENERATOR ${generator}
+            TARGETS ${HALCONV_CUDA_TARGET}
+            USE_RUNTIME halconv_runtime
+            PARAMS precision=${p} ${types})
+        get_target_property(objects ${name} SOURCES)
+        list(APPEND HALCONV_HALIDE_LIBRARIES ${name})
+        list(APPEND HALCONV_HALIDE_OBJECTS ${objects})
     endforeach ()
 endforeach ()
 

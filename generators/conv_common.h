@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "Halide.h"
 #include "halconv/types.h"
@@ -91,32 +92,40 @@ inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, co
 // Whether every position a call reads stays within one fold of the input (the
 // `near` of remap_index): on each axis [out_min - offset, out_max + k - 1 - offset],
 // relative to the input's first sample, lies in (-n, 2n - 1).
+// x and y are dimensions x_dim and x_dim + 1 of both buffers (1 for channels-first images).
 template <typename In, typename Out>
 Halide::Expr reads_within_one_fold(const In &input, const Out &output, const Halide::Expr &k_width,
                                    const Halide::Expr &k_height, const Halide::Expr &offset_x,
-                                   const Halide::Expr &offset_y) {
+                                   const Halide::Expr &offset_y, int x_dim = 0) {
     const auto axis = [&](int d, const Halide::Expr &k, const Halide::Expr &offset) {
         const Halide::Expr n = input.dim(d).extent();
         const Halide::Expr lo = output.dim(d).min() - offset - input.dim(d).min();
         const Halide::Expr hi = output.dim(d).max() + k - 1 - offset - input.dim(d).min();
         return lo > -n && hi < 2 * n - 1;
     };
-    return axis(0, k_width, offset_x) && axis(1, k_height, offset_y);
+    return axis(x_dim, k_width, offset_x) && axis(x_dim + 1, k_height, offset_y);
 }
 
 // The input extended to the whole plane by a boundary rule, without a padded copy;
-// `near` as for remap_index, for both axes.
+// `near` as for remap_index, for both axes. `leading` names the dimensions before x and
+// y (the channel of a channels-innermost image), which are not extended.
 template <typename In>
 Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Halide::Expr &fill,
-                            const Halide::Expr &near, const Halide::Var &x, const Halide::Var &y) {
+                            const Halide::Expr &near, const Halide::Var &x, const Halide::Var &y,
+                            const std::vector<Halide::Var> &leading = {}) {
     using Halide::Expr;
-    const Expr x_min = input.dim(0).min(), width = input.dim(0).extent();
-    const Expr y_min = input.dim(1).min(), height = input.dim(1).extent();
+    const int d = static_cast<int>(leading.size());
+    const Expr x_min = input.dim(d).min(), width = input.dim(d).extent();
+    const Expr y_min = input.dim(d + 1).min(), height = input.dim(d + 1).extent();
     Halide::Func padded{"padded"};
     const Expr xr = remap_index(x - x_min, width, rule, near) + x_min;
     const Expr yr = remap_index(y - y_min, height, rule, near) + y_min;
     const Expr outside = x < x_min || x >= x_min + width || y < y_min || y >= y_min + height;
-    padded(x, y) = Halide::select(rule == int(Boundary::constant) && outside, fill, input(xr, yr));
+    std::vector<Halide::Var> vars(leading);
+    std::vector<Expr> at(leading.begin(), leading.end());
+    vars.insert(vars.end(), {x, y});
+    at.insert(at.end(), {xr, yr});
+    padded(vars) = Halide::select(rule == int(Boundary::constant) && outside, fill, input(at));
     return padded;
 }
 

@@ -19,17 +19,29 @@ bool is_f16(const halide_buffer_t *b) {
     return b->type.code == halide_type_float && b->type.bits == 16 && b->type.lanes == 1;
 }
 
-int fail(void *user_context, const char *name, const std::string &what) {
-    halide_error(user_context, (std::string(name) + ": " + what).c_str());
-    return halide_error_code_generic_error;
-}
-
 template <typename T>
 View<T> view_of(const halide_buffer_t *b) {
     return {reinterpret_cast<T *>(b->device), b->dim[0].extent, b->dim[1].extent, b->dim[1].stride};
 }
 
 }  // namespace
+
+int fail(void *user_context, const char *name, const std::string &what) {
+    halide_error(user_context, (std::string(name) + ": " + what).c_str());
+    return halide_error_code_generic_error;
+}
+
+int current_stream(void *user_context, cudaStream_t *stream) {
+    void *ctx = nullptr;
+    if (int e = halide_cuda_acquire_context(user_context, &ctx, true); e != 0) {
+        return e;
+    }
+    void *s = nullptr;
+    const int e = halide_cuda_get_stream(user_context, ctx, &s);
+    halide_cuda_release_context(user_context);
+    *stream = static_cast<cudaStream_t>(s);
+    return e;
+}
 
 int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
                         halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call) {
@@ -73,17 +85,9 @@ int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t
             return e;
         }
     }
-    void *ctx = nullptr;
-    if (int e = halide_cuda_acquire_context(user_context, &ctx, true); e != 0) {
+    if (int e = current_stream(user_context, &call->stream); e != 0) {
         return e;
     }
-    void *stream = nullptr;
-    const int e = halide_cuda_get_stream(user_context, ctx, &stream);
-    halide_cuda_release_context(user_context);
-    if (e != 0) {
-        return e;
-    }
-    call->stream = static_cast<cudaStream_t>(stream);
     Problem &p = call->problem;
     p.img = view_of<const __half>(in);
     p.img.data += int64_t(y0) * in->dim[1].stride + x0;

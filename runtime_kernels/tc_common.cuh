@@ -13,6 +13,7 @@
 #include <mma.h>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "HalideRuntime.h"
@@ -262,6 +263,13 @@ struct ExternCall {
 // a bounds query (nothing else to do), 0 to go on, or a halide_error_code.
 int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
                         halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call);
+
+// Reports "name: what" through Halide's error handler; returns halide_error_code_generic_error.
+int fail(void *user_context, const char *name, const std::string &what);
+
+// The stream Halide's CUDA work runs on (halconv's hooks: the caller's stream in the
+// device's primary context); 0 or a halide_error_code.
+int current_stream(void *user_context, cudaStream_t *stream);
 
 // Reports a failed CUDA call through Halide's error handler; returns the error code.
 int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e);

@@ -10,4 +10,12 @@ void schedule_tensor_core_boundary_gpu(Halide::Func shifted, const Halide::Var &
     gpu_one_per_thread(shifted, x, y, Halide::Var{"xi"});
 }
 
+void schedule_im2col_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,
+                                  const Halide::Var &y) {
+    // A copy with index remapping, channels and columns fused into one thread index so
+    // that consecutive threads write consecutive samples whatever the channel count.
+    Halide::Var cx{"cx"}, cxo{"cxo"}, cxi{"cxi"}, yo{"yo"}, yi{"yi"};
+    shifted.compute_root().fuse(c, x, cx).gpu_tile(cx, y, cxo, yo, cxi, yi, 256, 1, Halide::TailStrategy::GuardWithIf);
+}
+
 }  // namespace halconv::sched

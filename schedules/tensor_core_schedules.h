@@ -1,6 +1,7 @@
-// Named schedules for the Halide stages around the tensor-core extern stages
-// (generators/tensor_core_generator.cpp). The extern stage itself is hand-written CUDA
-// (runtime_kernels/); what Halide schedules is the boundary stage that feeds it.
+// Named schedules for the Halide stages around the hand-written extern stages
+// (generators/tensor_core_generator.cpp, generators/im2col_generator.cpp). The extern
+// stages are CUDA (runtime_kernels/); what Halide schedules is the boundary stage that
+// feeds them.
 #pragma once
 
 #include "Halide.h"
@@ -10,5 +11,10 @@ namespace halconv::sched {
 // The image extended by the boundary rule and placed for the mode, materialized on the
 // GPU over the region the extern stage asks for (output plus the kernel's halo).
 void schedule_tensor_core_boundary_gpu(Halide::Func shifted, const Halide::Var &x, const Halide::Var &y);
+
+// The same for the channels-innermost image of the im2col extern stage
+// (generators/im2col_generator.cpp): shifted(c, x, y) over the channel pitch.
+void schedule_im2col_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,
+                                  const Halide::Var &y);
 
 }  // namespace halconv::sched

@@ -46,6 +46,14 @@ using TensorCoreValidFn = int (*)(halide_buffer_t *, halide_buffer_t *, bool, ha
 Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant);
 TensorCoreValidFn tensor_core_valid_pipeline(Precision precision, TensorCoreVariant variant);
 SeparableFn separable_pipeline(Precision precision, SeparableVariant variant);
+// Multi-channel pipelines: the direct ones (every precision, CPU / CUDA) and the im2col
+// extern stage (f16, f16f32, f32) share conv2d's signature; im2col's valid form takes
+// the image as it is.
+using MultichannelFn = Conv2dFn;
+using Im2colValidFn = TensorCoreValidFn;
+MultichannelFn multichannel_direct_pipeline(Precision precision, Device device);
+MultichannelFn im2col_pipeline(Precision precision);
+Im2colValidFn im2col_valid_pipeline(Precision precision);
 // Composed pipelines (float32 images): edge detection and the unsharp mask.
 using EdgesFn = int (*)(halide_buffer_t *, int32_t, float, float, halide_buffer_t *);
 using UnsharpFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, float, int32_t, int32_t, float,
@@ -65,21 +73,28 @@ void finish_cpu(halide_buffer_t *output);
 // Throw unless the value is one of the enum's.
 void check_boundary(Boundary boundary);
 void check_device(Device device);
-// Runs `call` on a shallow copy of `output` whose mins are the image's (pipelines that
-// read the image from the output's min), then hands back the device allocation and
-// dirty bits the pipeline gave the copy. Returns what `call` returned.
+// Runs `call` on a shallow copy of `output` whose dimension d starts at mins[d], then
+// hands back the device allocation and dirty bits the pipeline gave the copy. Returns
+// what `call` returned.
 template <typename Call>
-int with_output_at_image_mins(const halide_buffer_t *image, halide_buffer_t *output, Call call) {
+int with_output_mins(halide_buffer_t *output, const std::vector<int> &mins, Call call) {
     halide_buffer_t placed = *output;
     std::vector<halide_dimension_t> dims(output->dim, output->dim + output->dimensions);
-    dims[0].min = image->dim[0].min;
-    dims[1].min = image->dim[1].min;
+    for (size_t d = 0; d < dims.size() && d < mins.size(); d++) {
+        dims[d].min = mins[d];
+    }
     placed.dim = dims.data();
     const int result = call(&placed);
     output->device = placed.device;
     output->device_interface = placed.device_interface;
     output->flags = placed.flags;
     return result;
+}
+// The same with the output's mins the image's (pipelines that read the image from the
+// output's min).
+template <typename Call>
+int with_output_at_image_mins(const halide_buffer_t *image, halide_buffer_t *output, Call call) {
+    return with_output_mins(output, {image->dim[0].min, image->dim[1].min}, call);
 }
 // Throws halconv::Error naming `what` and the runtime's message when result != 0.
 void check_call(int result, const char *what);

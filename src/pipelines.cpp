@@ -28,6 +28,20 @@
 #include "halconv_edges_cpu_staged.h"
 #include "halconv_edges_gpu_fused.h"
 #include "halconv_edges_gpu_staged.h"
+#include "halconv_im2col_f16.h"
+#include "halconv_im2col_f16_valid.h"
+#include "halconv_im2col_f16f32.h"
+#include "halconv_im2col_f16f32_valid.h"
+#include "halconv_im2col_f32.h"
+#include "halconv_im2col_f32_valid.h"
+#include "halconv_multichannel_f16_cpu_direct.h"
+#include "halconv_multichannel_f16_gpu_direct.h"
+#include "halconv_multichannel_f16f32_cpu_direct.h"
+#include "halconv_multichannel_f16f32_gpu_direct.h"
+#include "halconv_multichannel_f32_cpu_direct.h"
+#include "halconv_multichannel_f32_gpu_direct.h"
+#include "halconv_multichannel_f64_cpu_direct.h"
+#include "halconv_multichannel_f64_gpu_direct.h"
 #include "halconv_separable_f16_cpu_separable.h"
 #include "halconv_separable_f16_cpu_separable_two_pass.h"
 #include "halconv_separable_f16_gpu_separable.h"
@@ -108,7 +122,44 @@ int tensor_core_row(Precision precision) {
     return precision == Precision::f16 ? 0 : 1;
 }
 
+// Rows in halconv::Precision order; columns cpu, cuda.
+constexpr MultichannelFn multichannel_table[4][2] = {
+    {halconv_multichannel_f64_cpu_direct, halconv_multichannel_f64_gpu_direct},
+    {halconv_multichannel_f32_cpu_direct, halconv_multichannel_f32_gpu_direct},
+    {halconv_multichannel_f16_cpu_direct, halconv_multichannel_f16_gpu_direct},
+    {halconv_multichannel_f16f32_cpu_direct, halconv_multichannel_f16f32_gpu_direct}};
+
 }  // namespace
+
+MultichannelFn multichannel_direct_pipeline(Precision precision, Device device) {
+    return multichannel_table[static_cast<int>(precision)][device == Device::cuda ? 1 : 0];
+}
+
+MultichannelFn im2col_pipeline(Precision precision) {
+    switch (precision) {
+        case Precision::f32:
+            return halconv_im2col_f32;
+        case Precision::f16:
+            return halconv_im2col_f16;
+        case Precision::f16f32:
+            return halconv_im2col_f16f32;
+        default:
+            throw Error("im2col pipelines exist for precisions f32, f16 and f16f32 only");
+    }
+}
+
+Im2colValidFn im2col_valid_pipeline(Precision precision) {
+    switch (precision) {
+        case Precision::f32:
+            return halconv_im2col_f32_valid;
+        case Precision::f16:
+            return halconv_im2col_f16_valid;
+        case Precision::f16f32:
+            return halconv_im2col_f16f32_valid;
+        default:
+            throw Error("im2col pipelines exist for precisions f32, f16 and f16f32 only");
+    }
+}
 
 Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant) {
     return tensor_core_table[tensor_core_row(precision)][static_cast<int>(variant)];

@@ -100,33 +100,37 @@ Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const c
             throw Error(std::string("could not read ") + role + " back from the device: " + take_last_runtime_error());
         }
     }
-    Halide::Runtime::Buffer<double> values(
-        host_view.dimensions() == 1 ? std::vector<int>{host_view.dim(0).extent()}
-                                    : std::vector<int>{host_view.dim(0).extent(), host_view.dim(1).extent()});
-    const int width = host_view.dim(0).extent();
-    const int height = host_view.dimensions() > 1 ? host_view.dim(1).extent() : 1;
-    for (int j = 0; j < height; j++) {
-        for (int i = 0; i < width; i++) {
-            int pos[2] = {host_view.dim(0).min() + i, host_view.dimensions() > 1 ? host_view.dim(1).min() + j : 0};
-            const auto *ptr = host_view.raw_buffer()->address_of(pos);
-            double v = 0.0;
-            if (host_view.type() == halide_type_of<double>()) {
-                v = *reinterpret_cast<const double *>(ptr);
-            } else if (host_view.type() == halide_type_of<float>()) {
-                v = *reinterpret_cast<const float *>(ptr);
-            } else {
-                v = double_from_float16_bits(*reinterpret_cast<const uint16_t *>(ptr));
+    // Every element, in any number of dimensions; values are indexed from 0.
+    const int dims = host_view.dimensions();
+    std::vector<int> extents(dims), index(dims, 0), pos(dims);
+    for (int d = 0; d < dims; d++) {
+        extents[d] = host_view.dim(d).extent();
+    }
+    Halide::Runtime::Buffer<double> values(extents);
+    for (int64_t e = 0, n = static_cast<int64_t>(host_view.number_of_elements()); e < n; e++) {
+        for (int d = 0; d < dims; d++) {
+            pos[d] = host_view.dim(d).min() + index[d];
+        }
+        const auto *ptr = host_view.raw_buffer()->address_of(pos.data());
+        double v = 0.0;
+        if (host_view.type() == halide_type_of<double>()) {
+            v = *reinterpret_cast<const double *>(ptr);
+        } else if (host_view.type() == halide_type_of<float>()) {
+            v = *reinterpret_cast<const float *>(ptr);
+        } else {
+            v = double_from_float16_bits(*reinterpret_cast<const uint16_t *>(ptr));
+        }
+        if (!std::isfinite(v)) {
+            std::string at;
+            for (int d = 0; d < dims; d++) {
+                at += (d ? ", " : "") + std::to_string(index[d]);
             }
-            if (!std::isfinite(v)) {
-                throw Error(std::string(role) + " holds a non-finite coefficient (" + std::to_string(v) + ") at (" +
-                            std::to_string(i) + ", " + std::to_string(j) +
-                            "); kernels must be finite (NaN/Inf would make every output non-finite)");
-            }
-            if (host_view.dimensions() == 1) {
-                values(i) = v;
-            } else {
-                values(i, j) = v;
-            }
+            throw Error(std::string(role) + " holds a non-finite coefficient (" + std::to_string(v) + ") at (" + at +
+                        "); kernels must be finite (NaN/Inf would make every output non-finite)");
+        }
+        values(index.data()) = v;
+        for (int d = 0; d < dims && ++index[d] == extents[d]; d++) {
+            index[d] = 0;
         }
     }
     return values;

@@ -222,6 +222,80 @@ Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime:
     return detail::unsharp_mask(image.raw_buffer(), blur_kernel.raw_buffer(), output.raw_buffer(), amount, options);
 }
 
+// ---- Multi-channel convolution: C input channels, N kernels (the DNN setting) ----
+// Layouts, Halide dimension order (fastest first), channels innermost:
+//   image   (c, x, y):      C x W x H, i.e. H x W x C row-major (interleaved channels)
+//   kernels (c, i, j, n):   N kernels of kw x kh x C, i.e. N x kh x kw x C row-major
+//   output  (n, x, y):      N x W' x H', i.e. H' x W' x N row-major
+//   correlate: output(n, x, y) = sum_{c,i,j} kernels(c, i, j, n) * image(c, x + i - ox, y + j - oy)
+// with (ox, oy) and W' x H' as correlate2d places them for the mode, out-of-image samples
+// per the boundary; convolve flips the kernels in i and j (not in c). Channels count from
+// each buffer's first channel (mins in dims 1 and 2 are ignored as in correlate2d).
+// Element types per precision as for correlate2d; dimension 0 of every buffer has stride
+// 1. Algorithm im2col reads the image as it is in valid mode; same and full build a
+// boundary-extended copy on the GPU first, its channels padded with zeros to a multiple
+// of 4 (seed 002's depth pitch), so that it reads 4 channels per load.
+struct MultichannelOptions {
+    MultichannelAlgorithm algorithm = MultichannelAlgorithm::automatic;
+    Precision precision = Precision::f32;
+    Mode mode = Mode::same;
+    Boundary boundary = Boundary::constant;
+    double fill_value = 0.0;  // every out-of-image sample under Boundary::constant
+    Device device = Device::automatic;
+    void *stream = nullptr;  // as Options::stream
+};
+
+struct MultichannelDispatch {
+    Device device = Device::cpu;
+    MultichannelAlgorithm algorithm = MultichannelAlgorithm::direct;
+};
+
+namespace detail {
+MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffer_t *kernels, halide_buffer_t *output,
+                                            const MultichannelOptions &options, bool flip);
+Halide::Runtime::Buffer<> allocate_multichannel_output(const halide_buffer_t *image, const halide_buffer_t *kernels,
+                                                       const MultichannelOptions &options);
+}  // namespace detail
+
+// Into a caller-provided output of N x W' x H' and the precision's output type.
+template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
+MultichannelDispatch multichannel_correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                              Halide::Runtime::Buffer<TK, DK, NK> &kernels,
+                                              Halide::Runtime::Buffer<TO, DO, NO> &output,
+                                              const MultichannelOptions &options = {}) {
+    return detail::correlate_multichannel(image.raw_buffer(), kernels.raw_buffer(), output.raw_buffer(), options,
+                                          false);
+}
+
+template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
+MultichannelDispatch multichannel_convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                             Halide::Runtime::Buffer<TK, DK, NK> &kernels,
+                                             Halide::Runtime::Buffer<TO, DO, NO> &output,
+                                             const MultichannelOptions &options = {}) {
+    return detail::correlate_multichannel(image.raw_buffer(), kernels.raw_buffer(), output.raw_buffer(), options, true);
+}
+
+// Allocating forms: the output gets host memory of the right type and extent.
+template <typename TI, int DI, int NI, typename TK, int DK, int NK>
+Halide::Runtime::Buffer<> multichannel_correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                                   Halide::Runtime::Buffer<TK, DK, NK> &kernels,
+                                                   const MultichannelOptions &options = {}) {
+    Halide::Runtime::Buffer<> output =
+        detail::allocate_multichannel_output(image.raw_buffer(), kernels.raw_buffer(), options);
+    detail::correlate_multichannel(image.raw_buffer(), kernels.raw_buffer(), output.raw_buffer(), options, false);
+    return output;
+}
+
+template <typename TI, int DI, int NI, typename TK, int DK, int NK>
+Halide::Runtime::Buffer<> multichannel_convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                                  Halide::Runtime::Buffer<TK, DK, NK> &kernels,
+                                                  const MultichannelOptions &options = {}) {
+    Halide::Runtime::Buffer<> output =
+        detail::allocate_multichannel_output(image.raw_buffer(), kernels.raw_buffer(), options);
+    detail::correlate_multichannel(image.raw_buffer(), kernels.raw_buffer(), output.raw_buffer(), options, true);
+    return output;
+}
+
 // What this build of halconv contains (halconv info prints it).
 struct BuildInfo {
     std::string version;                 // halconv's
@@ -241,6 +315,7 @@ const char *to_string(Algorithm algorithm);
 const char *to_string(Device device);
 const char *to_string(TensorCoreShape shape);
 const char *to_string(Staging staging);
+const char *to_string(MultichannelAlgorithm algorithm);
 // True for the algorithms that run on tensor cores.
 bool uses_tensor_cores(Algorithm algorithm);
 

@@ -1,0 +1,33 @@
+// Entry points of the multi-channel im2col convolution, in Halide's extern-stage
+// convention (see halconv_tc.h): with out->is_bounds_query() they report the image
+// region they read and return 0; otherwise they compute, on Halide's current CUDA stream,
+// the valid cross-correlation of `in` by each of the N kernels (flipped in x and y when
+// `flip`: convolution) and return 0 or a halide_error_code.
+//   in      (c, x, y)      C channels innermost (dim 0 stride 1), read from its first channel
+//   kernel  (c, kx, ky, n) N kernels of kw x kh x C, any strides
+//   out     (n, x, y)      dim 0 stride 1; output channel n uses kernel n (same coordinates)
+// The bounds query asks for channels channel_min .. channel_min + channel_pitch - 1: the
+// image's own channels, or C rounded up to 4 from 0 when the producer pads them (so that
+// pixels can be read 4 channels at a time).
+// Generators call them through define_extern (generators/im2col_generator.cpp).
+#pragma once
+
+#include "HalideRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// float16 image and kernels, tensor cores (WMMA) with float32 accumulation; float32 output.
+int halconv_mc_im2col_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                             int32_t channel_pitch, halide_buffer_t *out);
+// The same with a float16 output.
+int halconv_mc_im2col_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                          int32_t channel_pitch, halide_buffer_t *out);
+// float32 everywhere, the GEMM through cuBLAS (SGEMM, no TF32).
+int halconv_mc_im2col_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                          int32_t channel_pitch, halide_buffer_t *out);
+
+#ifdef __cplusplus
+}
+#endif

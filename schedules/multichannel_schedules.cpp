@@ -1,0 +1,37 @@
+#include "multichannel_schedules.h"
+
+#include "conv2d_schedules.h"
+
+namespace halconv::sched {
+
+using Halide::TailStrategy;
+using Halide::Var;
+
+// Strips of rows in parallel. Each strip stages its padded rows once with x innermost
+// (the boundary rule evaluated once per sample, and a vector of x reads contiguous
+// samples); a vector of outputs along x then accumulates every filter, taps and
+// channels outermost so each staged vector is loaded once for all filters.
+void schedule_multichannel_cpu_direct(MultichannelStages &s) {
+    const int vec = s.target.natural_vector_size(s.accumulator);
+    Var yo{"yo"}, yi{"yi"}, xo{"xo"}, xi{"xi"};
+    s.output.split(s.y, yo, yi, 4, TailStrategy::GuardWithIf)
+        .split(s.x, xo, xi, vec, TailStrategy::GuardWithIf)
+        .reorder(xi, s.n, xo, yi, yo)
+        .parallel(yo)
+        .vectorize(xi);
+    s.padded.compute_at(s.output, yo).reorder_storage(s.x, s.c, s.y).vectorize(s.x, vec, TailStrategy::GuardWithIf);
+    s.sum.compute_at(s.output, xo).vectorize(s.x);
+    s.sum.update().reorder(s.x, s.n, s.r.x, s.r.y, s.r.z).vectorize(s.x);
+}
+
+// One thread per output sample, filters on consecutive threads (coalesced stores, and
+// the threads of a pixel read the same image samples: one load serves them all).
+// Blocks of 8 filters x 32 columns; fewer filters leave threads idle.
+void schedule_multichannel_gpu_direct(MultichannelStages &s) {
+    Var nb{"nb"}, xb{"xb"}, ni{"ni"}, xi{"xi"};
+    s.output.gpu_tile(s.n, s.x, nb, xb, ni, xi, 8, 32, TailStrategy::GuardWithIf).reorder(ni, xi, nb, xb, s.y);
+    s.output.gpu_blocks(s.y);
+    s.sum.compute_at(s.output, ni);
+}
+
+}  // namespace halconv::sched

@@ -1,0 +1,142 @@
+// Multi-channel convolution: validation, choice of device and algorithm, and the call
+// into the direct Halide pipelines or the im2col extern stage.
+#include <utility>
+
+#include "internal.h"
+
+namespace halconv {
+
+using internal::shape_text;
+
+const char *to_string(MultichannelAlgorithm algorithm) {
+    switch (algorithm) {
+        case MultichannelAlgorithm::automatic:
+            return "auto";
+        case MultichannelAlgorithm::direct:
+            return "direct";
+        case MultichannelAlgorithm::im2col:
+            return "im2col";
+    }
+    return "?";
+}
+
+namespace {
+
+void check_options(const MultichannelOptions &o) {
+    if (static_cast<uint32_t>(o.mode) > 2) {
+        throw Error("unknown mode " + std::to_string(int(o.mode)) + "; allowed: valid, same, full");
+    }
+    internal::check_boundary(o.boundary);
+    if (static_cast<uint32_t>(o.precision) > 3) {
+        throw Error("unknown precision " + std::to_string(int(o.precision)) + "; allowed: f64, f32, f16, f16f32");
+    }
+    if (static_cast<uint32_t>(o.algorithm) > 2) {
+        throw Error("unknown multichannel algorithm " + std::to_string(int(o.algorithm)) +
+                    "; allowed: auto, direct, im2col");
+    }
+    internal::check_device(o.device);
+}
+
+// The image (c, x, y) and kernels (c, i, j, n): dimensions, types, matching channels.
+// Returns the output extent (width, height) of the mode.
+Extent2d check_inputs(const halide_buffer_t *image, const halide_buffer_t *kernels, const MultichannelOptions &o) {
+    const internal::PrecisionTypes t = internal::types_of(o.precision);
+    internal::check_buffer(image, "image (c, x, y)", 3, t.storage, o.precision);
+    internal::check_buffer(kernels, "kernels (c, i, j, n)", 4, t.storage, o.precision);
+    if (image->dim[0].extent != kernels->dim[0].extent) {
+        throw Error("image has " + std::to_string(image->dim[0].extent) + " channels but the kernels have " +
+                    std::to_string(kernels->dim[0].extent) +
+                    "; dimension 0 of both (the channel) must have the same extent");
+    }
+    return output_extent({image->dim[1].extent, image->dim[2].extent}, {kernels->dim[1].extent, kernels->dim[2].extent},
+                         o.mode);
+}
+
+MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device device) {
+    if (o.algorithm == MultichannelAlgorithm::automatic) {
+        return device == Device::cuda && o.precision != Precision::f64 ? MultichannelAlgorithm::im2col
+                                                                       : MultichannelAlgorithm::direct;
+    }
+    if (o.algorithm == MultichannelAlgorithm::im2col) {
+        if (o.precision == Precision::f64) {
+            throw Error(
+                "multichannel algorithm im2col has no f64 GEMM; use precision f32, f16 or f16f32, or "
+                "algorithm direct for f64");
+        }
+        if (device != Device::cuda) {
+            throw Error(
+                "multichannel algorithm im2col runs on CUDA only; use device cuda (or auto with a GPU), or "
+                "algorithm direct on the CPU");
+        }
+    }
+    return o.algorithm;
+}
+
+}  // namespace
+
+namespace detail {
+
+Halide::Runtime::Buffer<> allocate_multichannel_output(const halide_buffer_t *image, const halide_buffer_t *kernels,
+                                                       const MultichannelOptions &options) {
+    check_options(options);
+    const Extent2d e = check_inputs(image, kernels, options);
+    return Halide::Runtime::Buffer<>(internal::types_of(options.precision).output, kernels->dim[3].extent, e.width,
+                                     e.height);
+}
+
+MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffer_t *kernels, halide_buffer_t *output,
+                                            const MultichannelOptions &o, bool flip) {
+    check_options(o);
+    const Extent2d e = check_inputs(image, kernels, o);
+    const internal::PrecisionTypes t = internal::types_of(o.precision);
+    internal::check_buffer(output, "output (n, x, y)", 3, t.output, o.precision);
+    const int filters = kernels->dim[3].extent;
+    if (output->dim[0].extent != filters || output->dim[1].extent != e.width || output->dim[2].extent != e.height) {
+        throw Error("output is " + std::to_string(output->dim[0].extent) + " x " +
+                    shape_text(output->dim[1].extent, output->dim[2].extent) + " (n x width x height) but " +
+                    std::to_string(filters) + " kernels in this mode need " + std::to_string(filters) + " x " +
+                    shape_text(e.width, e.height));
+    }
+    internal::finite_host_values(kernels, "kernels");
+    const Device device = internal::resolve_device(o.device);
+    const MultichannelAlgorithm algorithm = resolve_algorithm(o, device);
+    const int kw = kernels->dim[1].extent, kh = kernels->dim[2].extent;
+    for (const auto &[buf, role] :
+         {std::pair<const halide_buffer_t *, const char *>{image, "image"}, {kernels, "kernels"}, {output, "output"}}) {
+        if (buf->dim[0].stride != 1) {
+            throw Error(std::string(role) + " has dimension 0 stride " + std::to_string(buf->dim[0].stride) +
+                        "; multichannel buffers keep channels innermost (dimension 0 stride 1)");
+        }
+    }
+    // Output channel n is kernel n: the pipelines see the output's channels from the
+    // kernels' first one. Offsets place the output as correlate2d does, in absolute coordinates.
+    const int off_x = internal::mode_offset(kw, o.mode, flip) + output->dim[1].min - image->dim[1].min;
+    const int off_y = internal::mode_offset(kh, o.mode, flip) + output->dim[2].min - image->dim[2].min;
+    const int n0 = kernels->dim[3].min;
+    internal::run_pipeline(device, {image, kernels}, output, o.stream, "multichannel pipeline", [&] {
+        if (algorithm == MultichannelAlgorithm::direct) {
+            const internal::MultichannelFn fn = internal::multichannel_direct_pipeline(o.precision, device);
+            return internal::with_output_mins(output, {n0, output->dim[1].min, output->dim[2].min},
+                                              [&](halide_buffer_t *placed) {
+                                                  return fn(image, kernels, static_cast<int32_t>(o.boundary),
+                                                            o.fill_value, off_x, off_y, flip, placed);
+                                              });
+        }
+        if (o.mode == Mode::valid) {
+            // The extern stage reads the image from the output's min.
+            const internal::Im2colValidFn fn = internal::im2col_valid_pipeline(o.precision);
+            return internal::with_output_mins(
+                output, {n0, image->dim[1].min, image->dim[2].min},
+                [&](halide_buffer_t *placed) { return fn(image, kernels, flip, placed); });
+        }
+        const internal::MultichannelFn fn = internal::im2col_pipeline(o.precision);
+        return internal::with_output_mins(
+            output, {n0, output->dim[1].min, output->dim[2].min}, [&](halide_buffer_t *placed) {
+                return fn(image, kernels, static_cast<int32_t>(o.boundary), o.fill_value, off_x, off_y, flip, placed);
+            });
+    });
+    return {device, algorithm};
+}
+
+}  // namespace detail
+}  // namespace halconv
