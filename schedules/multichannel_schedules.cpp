@@ -26,7 +26,10 @@ void schedule_multichannel_cpu_direct(MultichannelStages &s) {
 
 // One thread per output sample, filters on consecutive threads (coalesced stores, and
 // the threads of a pixel read the same image samples: one load serves them all).
-// Blocks of 8 filters x 32 columns; fewer filters leave threads idle.
+// Blocks of 8 filters x 32 columns; fewer filters leave threads idle. No register
+// blocking: each thread reloads every tap. H100, valid, f32, median of 20 (2026-11-22,
+// bench/results/h100/multichannel/): 1024^2 x C 64, N 64, K 3 55.2 ms (1.4 TFLOP/s);
+// 4096^2 x C 3, N 16, K 7 93.1 ms.
 void schedule_multichannel_gpu_direct(MultichannelStages &s) {
     Var nb{"nb"}, xb{"xb"}, ni{"ni"}, xi{"xi"};
     s.output.gpu_tile(s.n, s.x, nb, xb, ni, xi, 8, 32, TailStrategy::GuardWithIf).reorder(ni, xi, nb, xb, s.y);
