@@ -17,7 +17,7 @@
 //            correlation of the original photo, per photo x variant x precision x K, kernels
 //            uniform in [0, 1) (seed 000 Table 5).
 // pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
-// multichannel: C-channel images by N kernels, halconv's im2col and direct pipelines against
+// multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
 #include <algorithm>
 #include <chrono>

@@ -243,6 +243,9 @@ void multichannel_report(const std::vector<MultichannelCase> &cases, int reps, c
                                 },
                                 ""});
         };
+        for (const Precision p : {Precision::f16, Precision::f16f32}) {
+            add_halconv(MultichannelAlgorithm::implicit_gemm, p);
+        }
         for (const Precision p : {Precision::f16, Precision::f16f32, Precision::f32}) {
             add_halconv(MultichannelAlgorithm::im2col, p);
         }

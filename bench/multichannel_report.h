@@ -1,5 +1,5 @@
-// The multi-channel report of halconv_bench: halconv's im2col (tensor cores / cuBLAS) and
-// direct pipelines against cuDNN (NHWC and NCHW, f16 and f32, cudnnFind's best), valid
+// The multi-channel report of halconv_bench: halconv's implicit GEMM (tensor cores), im2col
+// (tensor cores / cuBLAS) and direct pipelines against cuDNN (NHWC and NCHW, f16 and f32, cudnnFind's best), valid
 // cross-correlation of one C-channel image by N kernels of K x K.
 #pragma once
 

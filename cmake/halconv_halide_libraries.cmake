@@ -135,36 +135,49 @@ foreach (p IN ITEMS f16 f16f32)
     endforeach ()
 endforeach ()
 
-# Multi-channel convolution: the direct Halide pipelines (every precision, CPU and GPU)
-# and the im2col extern stage (f16 operands on tensor cores, f32 through cuBLAS),
-# halconv_im2col_<precision>[_valid] in the two forms of the tensor-core pipelines.
+# Multi-channel convolution: the direct Halide pipelines (every precision, CPU and GPU);
+# the im2col extern stage (f16 operands on tensor cores, f32 through cuBLAS),
+# halconv_im2col_<precision>[_valid] in the two forms of the tensor-core pipelines; and
+# the same generators with the implicit GEMM as the extern stage (no column buffer, f16
+# operands only), halconv_implicit_<precision>[_valid].
 foreach (p IN ITEMS f64 f32 f16 f16f32)
     halconv_add_pipeline(multichannel ${p} cpu_direct)
     halconv_add_pipeline(multichannel ${p} gpu_direct)
 endforeach ()
-foreach (p IN ITEMS f16 f16f32 f32)
-    foreach (form IN ITEMS padded valid)
-        set(name halconv_im2col_${p})
-        set(generator halconv_im2col)
-        if (form STREQUAL "valid")
-            set(name ${name}_valid)
-            set(generator halconv_im2col_valid)
-        endif ()
-        if (p STREQUAL "f32")
-            set(types input.type=float32 kernel.type=float32 output.type=float32)
-        elseif (p STREQUAL "f16")
-            set(types input.type=float16 kernel.type=float16 output.type=float16)
-        else ()
-            set(types input.type=float16 kernel.type=float16 output.type=float32)
-        endif ()
-        add_halide_library(${name} FROM halconv_generators
-            GENERATOR ${generator}
-            TARGETS ${HALCONV_CUDA_TARGET}
-            USE_RUNTIME halconv_runtime
-            PARAMS precision=${p} ${types})
-        get_target_property(objects ${name} SOURCES)
-        list(APPEND HALCONV_HALIDE_LIBRARIES ${name})
-        list(APPEND HALCONV_HALIDE_OBJECTS ${objects})
+function(halconv_add_im2col_pipeline variant precision form)
+    set(name halconv_${variant}_${precision})
+    set(generator halconv_im2col)
+    if (form STREQUAL "valid")
+        set(name ${name}_valid)
+        set(generator halconv_im2col_valid)
+    endif ()
+    set(is_implicit false)
+    if (variant STREQUAL "implicit")
+        set(is_implicit true)
+    endif ()
+    if (precision STREQUAL "f32")
+        set(types input.type=float32 kernel.type=float32 output.type=float32)
+    elseif (precision STREQUAL "f16")
+        set(types input.type=float16 kernel.type=float16 output.type=float16)
+    else ()
+        set(types input.type=float16 kernel.type=float16 output.type=float32)
+    endif ()
+    add_halide_library(${name} FROM halconv_generators
+        GENERATOR ${generator}
+        TARGETS ${HALCONV_CUDA_TARGET}
+        USE_RUNTIME halconv_runtime
+        PARAMS precision=${precision} ${types} implicit=${is_implicit})
+    get_target_property(objects ${name} SOURCES)
+    set(HALCONV_HALIDE_LIBRARIES ${HALCONV_HALIDE_LIBRARIES} ${name} PARENT_SCOPE)
+    set(HALCONV_HALIDE_OBJECTS ${HALCONV_HALIDE_OBJECTS} ${objects} PARENT_SCOPE)
+endfunction()
+
+foreach (form IN ITEMS padded valid)
+    foreach (p IN ITEMS f16 f16f32 f32)
+        halconv_add_im2col_pipeline(im2col ${p} ${form})
+    endforeach ()
+    foreach (p IN ITEMS f16 f16f32)
+        halconv_add_im2col_pipeline(implicit ${p} ${form})
     endforeach ()
 endforeach ()
 

@@ -12,6 +12,10 @@
 //
 // Precision: f16f32 / f16 (float16 operands on tensor cores, f32 accumulation, f32 or f16
 // result) or f32 (cuBLAS SGEMM). CUDA targets only.
+//
+// GeneratorParam implicit: the extern stage is the implicit GEMM (no column buffer;
+// f16 / f16f32 only), and the boundary stage pads channels to the implicit kernel's pitch
+// (2, 4 or 8 for C <= 8, else C rounded up to 8) so that its 16-byte copies apply.
 #include "Halide.h"
 #include "conv_common.h"
 #include "tensor_core_schedules.h"
@@ -21,16 +25,17 @@ namespace {
 
 // The extern stage: args are (image, kernels, flip, first channel and channel extent of
 // the image region it reads).
-Halide::Func im2col_stage(const Halide::Target &target, Precision precision,
+Halide::Func im2col_stage(const Halide::Target &target, Precision precision, bool implicit,
                           const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &n,
                           const Halide::Var &x, const Halide::Var &y) {
-    require(precision == Precision::f16 || precision == Precision::f16f32 || precision == Precision::f32,
-            "im2col: precision must be f16, f16f32 or f32");
+    require(precision == Precision::f16 || precision == Precision::f16f32 || (precision == Precision::f32 && !implicit),
+            "im2col: precision must be f16, f16f32 or (not implicit) f32");
     require(target.has_feature(Halide::Target::CUDA), "im2col: the extern stage needs a CUDA target");
-    const std::string entry = std::string("halconv_mc_im2col_") + (precision == Precision::f16   ? "f16"
-                                                                   : precision == Precision::f32 ? "f32"
-                                                                                                 : "f16f32");
-    Halide::Func conv{"im2col_gemm"};
+    const std::string entry = std::string(implicit ? "halconv_mc_implicit_" : "halconv_mc_im2col_") +
+                              (precision == Precision::f16   ? "f16"
+                               : precision == Precision::f32 ? "f32"
+                                                             : "f16f32");
+    Halide::Func conv{implicit ? "implicit_gemm" : "im2col_gemm"};
     conv.define_extern(entry, args, types_of(precision).output, {n, x, y}, Halide::NameMangling::C,
                        Halide::DeviceAPI::CUDA);
     return conv;
@@ -41,6 +46,7 @@ Halide::Func im2col_stage(const Halide::Target &target, Precision precision,
 class Im2colValid : public Halide::Generator<Im2colValid> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
+    GeneratorParam<bool> implicit{"implicit", false};
 
     Input<Buffer<void, 3>> input{"input"};    // (c, x, y)
     Input<Buffer<void, 4>> kernel{"kernel"};  // (c, i, j, n)
@@ -50,7 +56,7 @@ public:
     void generate() {
         // ALGORITHM (the schedule is the extern stage's own)
         Var n{"n"}, x{"x"}, y{"y"};
-        output = im2col_stage(get_target(), precision,
+        output = im2col_stage(get_target(), precision, implicit,
                               {input, kernel, flip, input.dim(0).min(), kernel.dim(0).extent()}, n, x, y);
     }
 };
@@ -58,6 +64,7 @@ public:
 class Im2col : public Halide::Generator<Im2col> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
+    GeneratorParam<bool> implicit{"implicit", false};
 
     Input<Buffer<void, 3>> input{"input"};    // (c, x, y)
     Input<Buffer<void, 4>> kernel{"kernel"};  // (c, i, j, n)
@@ -75,8 +82,9 @@ public:
         Func shifted{"shifted"};
         // The extern stage becomes the output first: the fold test reads the output
         // buffer's bounds, which exist only once the output has its Func.
-        output =
-            im2col_stage(get_target(), precision, {shifted, kernel, flip, Expr(0), (channels + 3) / 4 * 4}, n, x, y);
+        const Expr pitch = implicit ? Halide::select(channels <= 2, 2, channels <= 4, 4, (channels + 7) / 8 * 8)
+                                    : (channels + 3) / 4 * 4;
+        output = im2col_stage(get_target(), precision, implicit, {shifted, kernel, flip, Expr(0), pitch}, n, x, y);
         const Expr near =
             reads_within_one_fold(input, output, kernel.dim(1).extent(), kernel.dim(2).extent(), offset_x, offset_y, 1);
         const Halide::Type storage = types_of(precision).storage;

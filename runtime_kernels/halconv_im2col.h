@@ -28,6 +28,16 @@ int halconv_mc_im2col_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool fli
 int halconv_mc_im2col_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
                           int32_t channel_pitch, halide_buffer_t *out);
 
+// Implicit GEMM (no column buffer: the image patch staged in shared memory is the column
+// matrix), float16 image and kernels on tensor cores with float32 accumulation; float32
+// or float16 output. Reads pixels 16 bytes at a time when the image's strides allow it
+// (channel pitch a multiple of 8, or C <= 8 with pitch 2 / 4 / 8), else copies the
+// region padded first.
+int halconv_mc_implicit_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                               int32_t channel_pitch, halide_buffer_t *out);
+int halconv_mc_implicit_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                            int32_t channel_pitch, halide_buffer_t *out);
+
 #ifdef __cplusplus
 }
 #endif

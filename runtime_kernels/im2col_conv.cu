@@ -1,6 +1,7 @@
 // Host side of the multi-channel im2col convolution: the Halide extern convention, the
 // tiling of the output pixels that bounds the column buffer, and per tile the im2col
-// kernel then the GEMM (WMMA for f16 operands, cuBLAS SGEMM for f32).
+// kernel then the GEMM (WMMA for f16 operands, cuBLAS SGEMM for f32); or, for the implicit
+// variant, one implicit-GEMM launch (implicit_gemm.cuh) with no column buffer.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "HalideRuntimeCuda.h"
 #include "halconv_im2col.h"
 #include "im2col.cuh"
+#include "implicit_gemm.cuh"
 #include "tc_common.cuh"
 
 namespace halconv::mc {
@@ -54,7 +56,11 @@ std::string shape(const halide_buffer_t *b) {
     return s;
 }
 
-template <typename Storage, typename Out>
+// explicit_columns: im2col into the column buffer, then the GEMM; implicit: the column
+// matrix read from the staged image inside the GEMM (f16 operands only).
+enum class Gemm { explicit_columns, implicit };
+
+template <typename Storage, typename Out, Gemm variant = Gemm::explicit_columns>
 int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min, int32_t channel_pitch,
         halide_buffer_t *out, const char *name) {
     void *uc = nullptr;
@@ -130,6 +136,13 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
         {kernel->dim[0].stride, kernel->dim[1].stride, kernel->dim[2].stride, kernel->dim[3].stride}};
     const OutputView<Out> output{reinterpret_cast<Out *>(out->device), filters, out->dim[1].extent, out->dim[1].stride,
                                  out->dim[2].stride};
+
+    if constexpr (variant == Gemm::implicit) {
+        static_assert(std::is_same_v<Storage, __half>, "the implicit GEMM multiplies f16 operands");
+        const cudaError_t e = launch_implicit_gemm_f16(image, in->dim[1].extent - x0, in->dim[2].extent - y0, kernels,
+                                                       first_filter, flip, output, out->dim[2].extent, stream);
+        return tc::finish_extern_call(uc, name, "running the implicit GEMM", e, out);
+    }
 
     TileGeometry g{};
     g.kw = kw;
@@ -237,6 +250,19 @@ int halconv_mc_im2col_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool fli
 int halconv_mc_im2col_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
                           int32_t channel_pitch, halide_buffer_t *out) {
     return halconv::mc::run<float, float>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f32");
+}
+
+int halconv_mc_implicit_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                               int32_t channel_pitch, halide_buffer_t *out) {
+    using halconv::mc::Gemm;
+    return halconv::mc::run<__half, float, Gemm::implicit>(in, kernel, flip, channel_min, channel_pitch, out,
+                                                           "implicit_gemm_f16f32");
+}
+int halconv_mc_implicit_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                            int32_t channel_pitch, halide_buffer_t *out) {
+    using halconv::mc::Gemm;
+    return halconv::mc::run<__half, __half, Gemm::implicit>(in, kernel, flip, channel_min, channel_pitch, out,
+                                                            "implicit_gemm_f16");
 }
 
 }  // extern "C"

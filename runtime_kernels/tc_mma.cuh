@@ -36,6 +36,16 @@ __device__ inline void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) {
                  : "r"(address));
 }
 
+// Four 8x8 f16 matrices as stored: lane L gives the shared address of row L % 8 of
+// matrix L / 8, and r[m] receives matrix m with lane (g, t) holding its elements (g, 2t)
+// and (g, 2t + 1): the A fragment of a row-major 16x16 tile, or B fragments of a 16x8
+// tile stored with k contiguous.
+__device__ inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+}
+
 // d += A B with A 16x16 and B 16x8 in f16, d in f32.
 __device__ inline void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm volatile(

@@ -460,8 +460,8 @@ Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel
     const int kw = row_kernel->dim[0].extent, kh = col_kernel->dim[0].extent;
     const Extent2d expected = output_extent({input->dim[0].extent, input->dim[1].extent}, {kw, kh}, o.mode);
     check_output(output, expected, t.output, o.precision);
-    internal::finite_host_values(row_kernel, "row kernel");
-    internal::finite_host_values(col_kernel, "column kernel");
+    internal::check_finite_host_values(row_kernel, "row kernel");
+    internal::check_finite_host_values(col_kernel, "column kernel");
     const Device device = resolve_device(o.device);
     return run_separable(input, row_kernel, col_kernel, output, o, flip, device,
                          pipeline_offsets(input, output, kw, kh, o, flip));

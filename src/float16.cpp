@@ -38,16 +38,18 @@ uint16_t float16_bits_from_double(double value) {
 }
 
 double double_from_float16_bits(uint16_t bits) {
+    // Bit assembly rather than ldexp: this runs per kernel coefficient on every API call.
+    const bool negative = (bits & 0x8000u) != 0;
     const int exponent = (bits >> 10) & 0x1f;
-    const int mantissa = bits & 0x3ff;
-    const double sign = (bits & 0x8000u) ? -1.0 : 1.0;
-    if (exponent == 0) {
-        return sign * std::ldexp(mantissa, -24);
+    const uint64_t mantissa = bits & 0x3ffu;
+    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact
+        const double v = static_cast<double>(mantissa) * 0x1p-24;
+        return negative ? -v : v;
     }
     if (exponent == 31) {
-        return mantissa ? std::nan("") : sign * INFINITY;
+        return mantissa ? std::nan("") : (negative ? -INFINITY : INFINITY);
     }
-    return sign * std::ldexp(mantissa + 1024, exponent - 25);
+    return std::bit_cast<double>(uint64_t(negative) << 63 | uint64_t(exponent - 15 + 1023) << 52 | mantissa << 42);
 }
 
 }  // namespace halconv

@@ -46,14 +46,14 @@ using TensorCoreValidFn = int (*)(halide_buffer_t *, halide_buffer_t *, bool, ha
 Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant);
 TensorCoreValidFn tensor_core_valid_pipeline(Precision precision, TensorCoreVariant variant);
 SeparableFn separable_pipeline(Precision precision, SeparableVariant variant);
-// Multi-channel pipelines: the direct ones (every precision, CPU / CUDA) and the im2col
-// extern stage (f16, f16f32, f32) share conv2d's signature; im2col's valid form takes
-// the image as it is.
+// Multi-channel pipelines: the direct ones (every precision, CPU / CUDA) and the GEMM
+// extern stages, im2col (f16, f16f32, f32) or implicit (f16, f16f32), share conv2d's
+// signature; the extern stages' valid form takes the image as it is.
 using MultichannelFn = Conv2dFn;
 using Im2colValidFn = TensorCoreValidFn;
 MultichannelFn multichannel_direct_pipeline(Precision precision, Device device);
-MultichannelFn im2col_pipeline(Precision precision);
-Im2colValidFn im2col_valid_pipeline(Precision precision);
+MultichannelFn im2col_pipeline(Precision precision, bool implicit);
+Im2colValidFn im2col_valid_pipeline(Precision precision, bool implicit);
 // Composed pipelines (float32 images): edge detection and the unsharp mask.
 using EdgesFn = int (*)(halide_buffer_t *, int32_t, float, float, halide_buffer_t *);
 using UnsharpFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, float, int32_t, int32_t, float,
@@ -128,6 +128,8 @@ double unit_roundoff(Precision precision);
 void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide_type_t type, Precision precision);
 // Host copy of a (host- or device-resident) buffer's values as float64, with NaN/Inf rejected.
 Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role);
+// The same check without keeping the values (no allocation: it runs on every call).
+void check_finite_host_values(halide_buffer_t *buf, const char *role);
 // Best rank-1 factors K(i, j) ~ row[i] * col[j] (row along x) and the relative
 // Frobenius residual; row/col may be null when only the residual is wanted.
 double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,

@@ -1,5 +1,5 @@
 // Multi-channel convolution: validation, choice of device and algorithm, and the call
-// into the direct Halide pipelines or the im2col extern stage.
+// into the direct Halide pipelines or the GEMM extern stages (im2col, implicit).
 #include <utility>
 
 #include "internal.h"
@@ -16,6 +16,8 @@ const char *to_string(MultichannelAlgorithm algorithm) {
             return "direct";
         case MultichannelAlgorithm::im2col:
             return "im2col";
+        case MultichannelAlgorithm::implicit_gemm:
+            return "implicit_gemm";
     }
     return "?";
 }
@@ -30,9 +32,9 @@ void check_options(const MultichannelOptions &o) {
     if (static_cast<uint32_t>(o.precision) > 3) {
         throw Error("unknown precision " + std::to_string(int(o.precision)) + "; allowed: f64, f32, f16, f16f32");
     }
-    if (static_cast<uint32_t>(o.algorithm) > 2) {
+    if (static_cast<uint32_t>(o.algorithm) > 3) {
         throw Error("unknown multichannel algorithm " + std::to_string(int(o.algorithm)) +
-                    "; allowed: auto, direct, im2col");
+                    "; allowed: auto, direct, im2col, implicit_gemm");
     }
     internal::check_device(o.device);
 }
@@ -54,20 +56,27 @@ Extent2d check_inputs(const halide_buffer_t *image, const halide_buffer_t *kerne
 
 MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device device) {
     if (o.algorithm == MultichannelAlgorithm::automatic) {
-        return device == Device::cuda && o.precision != Precision::f64 ? MultichannelAlgorithm::im2col
-                                                                       : MultichannelAlgorithm::direct;
+        if (device != Device::cuda || o.precision == Precision::f64) {
+            return MultichannelAlgorithm::direct;
+        }
+        return o.precision == Precision::f32 ? MultichannelAlgorithm::im2col : MultichannelAlgorithm::implicit_gemm;
     }
-    if (o.algorithm == MultichannelAlgorithm::im2col) {
-        if (o.precision == Precision::f64) {
-            throw Error(
-                "multichannel algorithm im2col has no f64 GEMM; use precision f32, f16 or f16f32, or "
-                "algorithm direct for f64");
-        }
-        if (device != Device::cuda) {
-            throw Error(
-                "multichannel algorithm im2col runs on CUDA only; use device cuda (or auto with a GPU), or "
-                "algorithm direct on the CPU");
-        }
+    const char *name = to_string(o.algorithm);
+    if (o.algorithm == MultichannelAlgorithm::im2col && o.precision == Precision::f64) {
+        throw Error(
+            "multichannel algorithm im2col has no f64 GEMM; use precision f32, f16 or f16f32, or "
+            "algorithm direct for f64");
+    }
+    if (o.algorithm == MultichannelAlgorithm::implicit_gemm &&
+        (o.precision == Precision::f64 || o.precision == Precision::f32)) {
+        throw Error(
+            std::string("multichannel algorithm implicit_gemm multiplies float16 on tensor cores; use precision "
+                        "f16 or f16f32, or algorithm im2col (f32) or direct (f64), not ") +
+            to_string(o.precision));
+    }
+    if (o.algorithm != MultichannelAlgorithm::direct && device != Device::cuda) {
+        throw Error(std::string("multichannel algorithm ") + name +
+                    " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU");
     }
     return o.algorithm;
 }
@@ -97,7 +106,7 @@ MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffe
                     std::to_string(filters) + " kernels in this mode need " + std::to_string(filters) + " x " +
                     shape_text(e.width, e.height));
     }
-    internal::finite_host_values(kernels, "kernels");
+    internal::check_finite_host_values(kernels, "kernels");
     const Device device = internal::resolve_device(o.device);
     const MultichannelAlgorithm algorithm = resolve_algorithm(o, device);
     const int kw = kernels->dim[1].extent, kh = kernels->dim[2].extent;
@@ -122,14 +131,15 @@ MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffe
                                                             o.fill_value, off_x, off_y, flip, placed);
                                               });
         }
+        const bool implicit = algorithm == MultichannelAlgorithm::implicit_gemm;
         if (o.mode == Mode::valid) {
             // The extern stage reads the image from the output's min.
-            const internal::Im2colValidFn fn = internal::im2col_valid_pipeline(o.precision);
+            const internal::Im2colValidFn fn = internal::im2col_valid_pipeline(o.precision, implicit);
             return internal::with_output_mins(
                 output, {n0, image->dim[1].min, image->dim[2].min},
                 [&](halide_buffer_t *placed) { return fn(image, kernels, flip, placed); });
         }
-        const internal::MultichannelFn fn = internal::im2col_pipeline(o.precision);
+        const internal::MultichannelFn fn = internal::im2col_pipeline(o.precision, implicit);
         return internal::with_output_mins(
             output, {n0, output->dim[1].min, output->dim[2].min}, [&](halide_buffer_t *placed) {
                 return fn(image, kernels, static_cast<int32_t>(o.boundary), o.fill_value, off_x, off_y, flip, placed);

@@ -34,6 +34,10 @@
 #include "halconv_im2col_f16f32_valid.h"
 #include "halconv_im2col_f32.h"
 #include "halconv_im2col_f32_valid.h"
+#include "halconv_implicit_f16.h"
+#include "halconv_implicit_f16_valid.h"
+#include "halconv_implicit_f16f32.h"
+#include "halconv_implicit_f16f32_valid.h"
 #include "halconv_multichannel_f16_cpu_direct.h"
 #include "halconv_multichannel_f16_gpu_direct.h"
 #include "halconv_multichannel_f16f32_cpu_direct.h"
@@ -135,30 +139,40 @@ MultichannelFn multichannel_direct_pipeline(Precision precision, Device device) 
     return multichannel_table[static_cast<int>(precision)][device == Device::cuda ? 1 : 0];
 }
 
-MultichannelFn im2col_pipeline(Precision precision) {
+MultichannelFn im2col_pipeline(Precision precision, bool implicit) {
     switch (precision) {
         case Precision::f32:
-            return halconv_im2col_f32;
+            if (!implicit) {
+                return halconv_im2col_f32;
+            }
+            break;
         case Precision::f16:
-            return halconv_im2col_f16;
+            return implicit ? halconv_implicit_f16 : halconv_im2col_f16;
         case Precision::f16f32:
-            return halconv_im2col_f16f32;
+            return implicit ? halconv_implicit_f16f32 : halconv_im2col_f16f32;
         default:
-            throw Error("im2col pipelines exist for precisions f32, f16 and f16f32 only");
+            break;
     }
+    throw Error(implicit ? "implicit GEMM pipelines exist for precisions f16 and f16f32 only"
+                         : "im2col pipelines exist for precisions f32, f16 and f16f32 only");
 }
 
-Im2colValidFn im2col_valid_pipeline(Precision precision) {
+Im2colValidFn im2col_valid_pipeline(Precision precision, bool implicit) {
     switch (precision) {
         case Precision::f32:
-            return halconv_im2col_f32_valid;
+            if (!implicit) {
+                return halconv_im2col_f32_valid;
+            }
+            break;
         case Precision::f16:
-            return halconv_im2col_f16_valid;
+            return implicit ? halconv_implicit_f16_valid : halconv_im2col_f16_valid;
         case Precision::f16f32:
-            return halconv_im2col_f16f32_valid;
+            return implicit ? halconv_implicit_f16f32_valid : halconv_im2col_f16f32_valid;
         default:
-            throw Error("im2col pipelines exist for precisions f32, f16 and f16f32 only");
+            break;
     }
+    throw Error(implicit ? "implicit GEMM pipelines exist for precisions f16 and f16f32 only"
+                         : "im2col pipelines exist for precisions f32, f16 and f16f32 only");
 }
 
 Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant) {

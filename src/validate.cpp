@@ -80,7 +80,12 @@ void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide
     }
 }
 
-Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role) {
+namespace {
+
+// Calls visit(e, value) for every element e (dimension 0 fastest) of a host view of buf
+// as float64, throwing on the first non-finite one.
+template <typename Visit>
+void scan_finite_host_values(halide_buffer_t *buf, const char *role, Visit &&visit) {
     // A host view of the values: the buffer's own host memory when current, else a copy
     // (from the device when that is where the data lives).
     Halide::Runtime::Buffer<> host_view;
@@ -100,22 +105,24 @@ Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const c
             throw Error(std::string("could not read ") + role + " back from the device: " + take_last_runtime_error());
         }
     }
-    // Every element, in any number of dimensions; values are indexed from 0.
+    // Every element, in any number of dimensions, walking the strides (values are indexed
+    // from 0): this runs on every call, so no per-element coordinate lookup.
     const int dims = host_view.dimensions();
-    std::vector<int> extents(dims), index(dims, 0), pos(dims);
+    std::vector<int> extents(dims), index(dims, 0);
+    std::vector<int64_t> strides(dims);
     for (int d = 0; d < dims; d++) {
         extents[d] = host_view.dim(d).extent();
+        strides[d] = host_view.dim(d).stride();
     }
-    Halide::Runtime::Buffer<double> values(extents);
+    const uint8_t *base = host_view.raw_buffer()->host;
+    const int bytes = host_view.type().bytes();
+    int64_t offset = 0;  // elements from the first one
     for (int64_t e = 0, n = static_cast<int64_t>(host_view.number_of_elements()); e < n; e++) {
-        for (int d = 0; d < dims; d++) {
-            pos[d] = host_view.dim(d).min() + index[d];
-        }
-        const auto *ptr = host_view.raw_buffer()->address_of(pos.data());
+        const uint8_t *ptr = base + offset * bytes;
         double v = 0.0;
-        if (host_view.type() == halide_type_of<double>()) {
+        if (bytes == 8) {
             v = *reinterpret_cast<const double *>(ptr);
-        } else if (host_view.type() == halide_type_of<float>()) {
+        } else if (bytes == 4) {
             v = *reinterpret_cast<const float *>(ptr);
         } else {
             v = double_from_float16_bits(*reinterpret_cast<const uint16_t *>(ptr));
@@ -128,12 +135,33 @@ Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const c
             throw Error(std::string(role) + " holds a non-finite coefficient (" + std::to_string(v) + ") at (" + at +
                         "); kernels must be finite (NaN/Inf would make every output non-finite)");
         }
-        values(index.data()) = v;
-        for (int d = 0; d < dims && ++index[d] == extents[d]; d++) {
+        visit(e, v);
+        for (int d = 0; d < dims; d++) {
+            offset += strides[d];
+            if (++index[d] < extents[d]) {
+                break;
+            }
+            offset -= strides[d] * extents[d];
             index[d] = 0;
         }
     }
+}
+
+}  // namespace
+
+Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role) {
+    std::vector<int> extents(buf->dimensions);
+    for (int d = 0; d < buf->dimensions; d++) {
+        extents[d] = buf->dim[d].extent;
+    }
+    Halide::Runtime::Buffer<double> values(extents);
+    double *out = values.data();
+    scan_finite_host_values(buf, role, [out](int64_t e, double v) { out[e] = v; });
     return values;
+}
+
+void check_finite_host_values(halide_buffer_t *buf, const char *role) {
+    scan_finite_host_values(buf, role, [](int64_t, double) {});
 }
 
 bool fits_shared_tile(int kernel_width, int kernel_height, int storage_bytes, int extra_bytes_per_row) {

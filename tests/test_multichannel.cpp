@@ -1,6 +1,7 @@
 // Multi-channel convolution (C input channels, N kernels) against the float64 reference:
-// the direct Halide pipelines on the CPU (always) and the GPU, and the im2col extern stage
-// (f16 / f16f32 on tensor cores, f32 through cuBLAS) on the GPU, for C in {1,3,4,5,16,64},
+// the direct Halide pipelines on the CPU (always) and the GPU, the im2col extern stage
+// (f16 / f16f32 on tensor cores, f32 through cuBLAS) and the implicit GEMM (f16 / f16f32)
+// on the GPU, for C in {1,3,4,5,16,64},
 // N in {1,8,64}, K in {1,3,5,7}, odd and non-square images, every mode and boundary,
 // tiles of the column buffer, strided outputs, device-resident inputs and the errors.
 //
@@ -141,6 +142,11 @@ double exact_integer_limit(Precision p, bool tensor_cores) {
     return ::testing::AssertionSuccess();
 }
 
+// Whether the algorithm adds on tensor cores (f32 accumulation that may truncate).
+bool on_tensor_cores(MultichannelAlgorithm a, Precision p) {
+    return (a == MultichannelAlgorithm::im2col && p != Precision::f32) || a == MultichannelAlgorithm::implicit_gemm;
+}
+
 struct Case {
     Shape shape;
     Mode mode = Mode::same;
@@ -180,8 +186,8 @@ void check_case(const Case &c, const MultichannelOptions &o) {
         out.copy_to_host();
     }
     const MultichannelReference ref = multichannel_reference(img_exact, ker_exact, c.mode, c.boundary, c.fill, c.flip);
-    const bool tensor_cores = d.algorithm == MultichannelAlgorithm::im2col && o.precision != Precision::f32;
-    EXPECT_TRUE(matches(out, ref, o.precision, c.shape.channels * c.shape.k * c.shape.k, c.integers, tensor_cores));
+    EXPECT_TRUE(matches(out, ref, o.precision, c.shape.channels * c.shape.k * c.shape.k, c.integers,
+                        on_tensor_cores(d.algorithm, o.precision)));
 }
 
 // The matrix, alternating mode, boundary and correlation / convolution.
@@ -322,7 +328,17 @@ TEST(MultichannelErrors, RejectedWithAReason) {
     expect_error([&] { multichannel_correlate2d(img, ker, out, im2col_cpu); }, "CUDA only");
     MultichannelOptions bad_algorithm = cpu;
     bad_algorithm.algorithm = static_cast<MultichannelAlgorithm>(7);
-    expect_error([&] { multichannel_correlate2d(img, ker, out, bad_algorithm); }, "allowed: auto, direct, im2col");
+    expect_error([&] { multichannel_correlate2d(img, ker, out, bad_algorithm); },
+                 "allowed: auto, direct, im2col, implicit_gemm");
+    MultichannelOptions implicit_f32 = options(MultichannelAlgorithm::implicit_gemm, Precision::f32, Device::automatic);
+    expect_error([&] { multichannel_correlate2d(img, ker, out, implicit_f32); }, "use precision f16 or f16f32");
+    MultichannelOptions implicit_cpu = options(MultichannelAlgorithm::implicit_gemm, Precision::f16, Device::cpu);
+    Tensor img16_exact;
+    KernelBank ker16_exact;
+    Halide::Runtime::Buffer<> img16 = random_image(Precision::f16, 3, 9, 7, true, img16_exact);
+    Halide::Runtime::Buffer<> ker16 = random_kernels(Precision::f16, {3, 2, 3}, true, ker16_exact);
+    Halide::Runtime::Buffer<> out16(output_type(Precision::f16), {2, 9, 7});
+    expect_error([&] { multichannel_correlate2d(img16, ker16, out16, implicit_cpu); }, "CUDA only");
     ker(1, 2, 0, 1) = std::nanf("");
     expect_error([&] { multichannel_correlate2d(img, ker, out, cpu); }, "non-finite coefficient (nan) at (1, 2, 0, 1)");
     ker.fill(0.25f);
@@ -332,7 +348,7 @@ TEST(MultichannelErrors, RejectedWithAReason) {
     expect_error([&] { multichannel_correlate2d(planar, ker, out, cpu); }, "dimension 0 stride 1");
 }
 
-// ---- GPU: the direct pipeline and im2col ----
+// ---- GPU: the direct pipeline, im2col and the implicit GEMM ----
 
 #define HALCONV_REQUIRE_GPU()                                                                             \
     if (!cuda_available()) {                                                                              \
@@ -414,14 +430,76 @@ TEST_P(MultichannelGpu, StridedOutputAndDeviceResidentImage) {
         multichannel_correlate2d(img, ker, out, m);
         out.copy_to_host();
         const MultichannelReference ref = multichannel_reference(img_exact, ker_exact, mode, m.boundary, 0.0, false);
-        EXPECT_TRUE(matches(out, ref, o.precision, 36, true,
-                            o.algorithm == MultichannelAlgorithm::im2col && o.precision != Precision::f32))
+        EXPECT_TRUE(matches(out, ref, o.precision, 36, true, on_tensor_cores(o.algorithm, o.precision)))
             << to_string(mode);
     }
 }
 
+// The implicit GEMM cuts the k dimension into steps (kernel rows x columns x channel
+// chunk) when a block's patch and weights do not fit shared memory: a 31 x 31 kernel on 8
+// channels (dense pixels, k rows split), 15 x 15 on 16 channels with 80 filters (two
+// filter blocks, the second partial), 7 x 7 on 3 channels (seed 002's C = 3 case).
+TEST_P(MultichannelGpu, LargeKernelsAndManyFilters) {
+    HALCONV_REQUIRE_GPU();
+    for (const auto &[shape, w, h] : std::vector<std::tuple<Shape, int, int>>{
+             {{8, 64, 31}, 45, 36}, {{16, 80, 15}, 70, 23}, {{3, 16, 7}, 131, 9}}) {
+        for (const Mode mode : {Mode::valid, Mode::same}) {
+            Case c;
+            c.shape = shape;
+            c.mode = mode;
+            c.boundary = Boundary::nearest;
+            c.flip = mode == Mode::same;
+            c.width = w;
+            c.height = h;
+            check_case(c, gpu());
+        }
+    }
+}
+
+// One infinite image sample: the outputs whose window holds it are not finite, every
+// other output is exact. A kernel that multiplied samples outside an output's window by
+// zero weights (padding taps or channels) would spread NaN (Inf * 0) beyond the window.
+TEST_P(MultichannelGpu, InfiniteSampleStaysInsideItsWindows) {
+    HALCONV_REQUIRE_GPU();
+    const MultichannelOptions o = gpu();
+    for (const int channels : {3, 16}) {
+        const Shape s{channels, 8, 5};
+        Tensor img_exact;
+        KernelBank ker_exact;
+        Halide::Runtime::Buffer<> img = random_image(o.precision, channels, 40, 12, true, img_exact);
+        Halide::Runtime::Buffer<> ker = random_kernels(o.precision, s, true, ker_exact);
+        const int ix = 20, iy = 5;
+        const size_t at = (static_cast<size_t>(iy) * 40 + ix) * channels + channels - 1;
+        store(img, at, INFINITY);
+        img_exact.data[at] = 0.0;
+        MultichannelOptions m = o;
+        m.mode = Mode::valid;
+        Halide::Runtime::Buffer<> out = detail::allocate_multichannel_output(img.raw_buffer(), ker.raw_buffer(), m);
+        poison(out);
+        multichannel_correlate2d(img, ker, out, m);
+        out.copy_to_host();
+        const MultichannelReference ref = multichannel_reference(img_exact, ker_exact, m.mode, m.boundary, 0.0, false);
+        // Valid output (x, y) reads x .. x + 4, y .. y + 4.
+        int inside_finite = 0;
+        for (int y = iy - 4; y <= iy; y++) {
+            for (int x = ix - 4; x <= ix; x++) {
+                for (int n = 0; n < s.filters; n++) {
+                    const size_t o_at = (static_cast<size_t>(y) * out.dim(1).extent() + x) * s.filters + n;
+                    inside_finite += std::isfinite(load(out, o_at)) ? 1 : 0;
+                    store(out, o_at, ref.value.data[o_at]);  // then compared like the rest
+                }
+            }
+        }
+        EXPECT_EQ(inside_finite, 0) << channels << " channels";
+        EXPECT_TRUE(matches(out, ref, o.precision, channels * 25, true, on_tensor_cores(o.algorithm, o.precision)))
+            << channels << " channels";
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Runs, MultichannelGpu,
-                         ::testing::Values(GpuRun{MultichannelAlgorithm::im2col, Precision::f16f32},
+                         ::testing::Values(GpuRun{MultichannelAlgorithm::implicit_gemm, Precision::f16f32},
+                                           GpuRun{MultichannelAlgorithm::implicit_gemm, Precision::f16},
+                                           GpuRun{MultichannelAlgorithm::im2col, Precision::f16f32},
                                            GpuRun{MultichannelAlgorithm::im2col, Precision::f16},
                                            GpuRun{MultichannelAlgorithm::im2col, Precision::f32},
                                            GpuRun{MultichannelAlgorithm::direct, Precision::f64},
@@ -433,8 +511,9 @@ INSTANTIATE_TEST_SUITE_P(Runs, MultichannelGpu,
                                     to_string(param_info.param.precision);
                          });
 
-// Algorithm::automatic picks im2col on a GPU for the f16 / f32 precisions and direct for f64.
-TEST(MultichannelGpuDispatch, AutomaticChoosesIm2colOnTheGpu) {
+// Algorithm::automatic picks the implicit GEMM on a GPU for f16 operands, im2col for f32
+// and direct for f64.
+TEST(MultichannelGpuDispatch, AutomaticChoosesTheGemmsOnTheGpu) {
     HALCONV_REQUIRE_GPU();
     for (const Precision p : {Precision::f32, Precision::f16f32, Precision::f64}) {
         const MultichannelOptions o = options(MultichannelAlgorithm::automatic, p, Device::cuda);
@@ -445,11 +524,12 @@ TEST(MultichannelGpuDispatch, AutomaticChoosesIm2colOnTheGpu) {
         Halide::Runtime::Buffer<> out = detail::allocate_multichannel_output(img.raw_buffer(), ker.raw_buffer(), o);
         poison(out);
         const MultichannelDispatch d = multichannel_correlate2d(img, ker, out, o);
-        EXPECT_EQ(d.algorithm, p == Precision::f64 ? MultichannelAlgorithm::direct : MultichannelAlgorithm::im2col);
+        EXPECT_EQ(d.algorithm, p == Precision::f64   ? MultichannelAlgorithm::direct
+                               : p == Precision::f32 ? MultichannelAlgorithm::im2col
+                                                     : MultichannelAlgorithm::implicit_gemm);
         out.copy_to_host();
         const MultichannelReference ref = multichannel_reference(img_exact, ker_exact, o.mode, o.boundary, 0.0, false);
-        EXPECT_TRUE(matches(out, ref, p, 27, true, d.algorithm == MultichannelAlgorithm::im2col && p != Precision::f32))
-            << to_string(p);
+        EXPECT_TRUE(matches(out, ref, p, 27, true, on_tensor_cores(d.algorithm, p))) << to_string(p);
     }
 }
 

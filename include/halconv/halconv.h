@@ -232,9 +232,12 @@ Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime:
 // per the boundary; convolve flips the kernels in i and j (not in c). Channels count from
 // each buffer's first channel (mins in dims 1 and 2 are ignored as in correlate2d).
 // Element types per precision as for correlate2d; dimension 0 of every buffer has stride
-// 1. Algorithm im2col reads the image as it is in valid mode; same and full build a
-// boundary-extended copy on the GPU first, its channels padded with zeros to a multiple
-// of 4 (seed 002's depth pitch), so that it reads 4 channels per load.
+// 1. Algorithms im2col and implicit_gemm read the image as it is in valid mode; same and
+// full build a boundary-extended copy on the GPU first, its channels padded with zeros
+// (im2col: to a multiple of 4, seed 002's depth pitch, so that it reads 4 channels per
+// load; implicit_gemm: to 2, 4 or 8 for C <= 8, else a multiple of 8, for 16-byte copies).
+// implicit_gemm copies a valid-mode image whose pixels are not so aligned into such a
+// padded buffer first (device memory of the image's size while it runs).
 struct MultichannelOptions {
     MultichannelAlgorithm algorithm = MultichannelAlgorithm::automatic;
     Precision precision = Precision::f32;

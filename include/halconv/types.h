@@ -47,10 +47,13 @@ enum class Algorithm : int32_t {
 
 // How multi-channel convolution (halconv::multichannel_correlate2d) computes its result.
 enum class MultichannelAlgorithm : int32_t {
-    automatic = 0,  // im2col on CUDA for f32, f16 and f16f32; direct for f64 and on the CPU
-    direct = 1,     // a Halide pipeline summing channels x taps per output (CPU and CUDA)
-    im2col = 2,     // CUDA: seed 002's im2col into a bounded buffer, then a GEMM with the N
-                    // kernels (f16 operands on tensor cores, f32 through cuBLAS); no f64
+    automatic = 0,      // CUDA: implicit_gemm for f16 and f16f32, im2col for f32; direct for
+                        // f64 and on the CPU
+    direct = 1,         // a Halide pipeline summing channels x taps per output (CPU and CUDA)
+    im2col = 2,         // CUDA: seed 002's im2col into a bounded buffer, then a GEMM with the N
+                        // kernels (f16 operands on tensor cores, f32 through cuBLAS); no f64
+    implicit_gemm = 3,  // CUDA, f16 and f16f32: the same GEMM on tensor cores with the column
+                        // matrix read from the image staged in shared memory (no buffer)
 };
 
 // WMMA fragment shape of Algorithm::diagonal_unroll (M x N x K: kernel columns x image

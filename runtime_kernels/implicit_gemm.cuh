@@ -1,0 +1,66 @@
+// Multi-channel convolution as an implicit GEMM on tensor cores: the same product as
+// im2col + GEMM (im2col.cuh), but the column matrix is never stored. A block stages the
+// image patch its output tile reads (channels innermost) in shared memory and the
+// tensor-core operands are read from it at shifted addresses, one kernel tap at a time.
+//
+// The k dimension is cut into steps of kyn kernel rows x kxn kernel columns x a chunk of
+// channels, so that any kernel and channel count fits shared memory:
+//   chunked (C > 8):  k rows (ky, kx, c) with c in a chunk of 16, 32 or 64 channels; the
+//                     A operand of tap (kx, ky) is the patch shifted by (kx, ky), read with
+//                     ldmatrix (each pixel's chunk padded to an odd number of 16 bytes).
+//   dense (C <= 8):   pixels hold cpix = 2, 4 or 8 channels back to back, so kxn taps of a
+//                     kernel row are one contiguous k run of kxn cpix halfs (rounded up to
+//                     16): small C does not pay 16 channels per tap.
+// Layouts as im2col.cuh. f16 operands, f32 accumulation (mma.sync m16n8k16).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "im2col.cuh"
+
+namespace halconv::mc {
+
+// Output tile of one block: 64 pixels of a row per warp, 8 rows.
+inline constexpr int implicit_tile_width = 64;
+inline constexpr int implicit_tile_height = 8;
+
+struct ImplicitPlan {
+    bool dense;
+    int block_filters;  // BN: 16, 32 or 64
+    int cpix;           // dense: channels per staged pixel (2, 4, 8); chunked: chunk CC
+    int pixel_pitch;    // halfs per pixel in shared memory
+    int kyn, kxn;       // kernel rows and columns per step
+    int chunks_c, chunks_y, chunks_x;
+    int steps;         // chunks_c chunks_y chunks_x, in that nesting (c fastest)
+    int k_row;         // k length of one kernel row of a step
+    int k_len;         // k length of a step: kyn k_row
+    int weight_pitch;  // halfs per filter row of a step's weights in shared memory
+    int halo_rows, halo_cols, halo_row_pitch;
+    int halo_halfs;    // one stage's patch (rounded to 64 halfs)
+    int weight_halfs;  // one step's weights for block_filters filters (rounded to 64)
+    bool resident;     // every step's weights stay in shared memory for the block's life
+    int smem_bytes;
+};
+
+// The cheapest step split (bytes staged per tile, weighted with the tensor work padding
+// adds) that fits smem_limit bytes of shared memory; filters sets the block width.
+ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t smem_limit);
+
+// Halfs per pixel the kernel's loads need in the image (the channel pitch the generator's
+// boundary stage pads to): 2, 4, 8 for C <= 8, else C rounded up to 8.
+int implicit_channel_pitch(int channels);
+
+// The valid correlation of image (region in_w x in_h, at least out.width + kw - 1 by the
+// output height + kh - 1) by filters [first_filter, first_filter + out.filters) of
+// `kernels`, into out. Images whose pixels cannot be read 16 (or cpix 2) bytes at a time
+// are first copied into a padded buffer (stream-ordered allocation, freed before return).
+template <typename Out>
+cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
+                                     int first_filter, bool flip, const OutputView<Out> &out, int out_height,
+                                     cudaStream_t stream);
+
+}  // namespace halconv::mc
