@@ -24,7 +24,7 @@
 
 namespace halconv::mc {
 
-// Output tile of one block: 64 pixels of a row per warp, 8 rows.
+// Output tile of one block, 64 x 8 pixels (how warps share it: implicit_gemm_f16_sm80.cu).
 inline constexpr int implicit_tile_width = 64;
 inline constexpr int implicit_tile_height = 8;
 
@@ -56,8 +56,9 @@ int implicit_channel_pitch(int channels);
 
 // The valid correlation of image (region in_w x in_h, at least out.width + kw - 1 by the
 // output height + kh - 1) by filters [first_filter, first_filter + out.filters) of
-// `kernels`, into out. Images whose pixels cannot be read 16 (or cpix 2) bytes at a time
-// are first copied into a padded buffer (stream-ordered allocation, freed before return).
+// `kernels`, into out. Images whose pixels cannot be read 16 bytes (2 cpix bytes when
+// C <= 8) at a time are first copied into a padded buffer (stream-ordered allocation, its
+// free queued on the stream before return).
 template <typename Out>
 cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
