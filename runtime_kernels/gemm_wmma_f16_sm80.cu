@@ -13,6 +13,7 @@
 #include <mma.h>
 
 #include "im2col.cuh"
+#include "tc_common.cuh"
 
 namespace halconv::mc {
 namespace {
@@ -38,17 +39,6 @@ struct GemmShape {
     static constexpr int a_loads = k_step * block_pixels / 8 / threads;  // uint4 per thread
     static constexpr int b_loads = BN * k_step / 8;                      // uint4 per block
 };
-
-template <typename Out>
-__device__ inline Out convert(float v);
-template <>
-__device__ inline float convert<float>(float v) {
-    return v;
-}
-template <>
-__device__ inline __half convert<__half>(float v) {
-    return __float2half_rn(v);
-}
 
 template <int BN, typename Out>
 __global__ void __launch_bounds__(threads)
@@ -135,7 +125,7 @@ __global__ void __launch_bounds__(threads)
 #pragma unroll
         for (int j = n; j < BN; j += lanes_per_row) {
             if (n0 + j < out.filters) {
-                row[j] = convert<Out>(tile[i * S::ldc + j]);
+                row[j] = tc::to_output<Out>(tile[i * S::ldc + j]);
             }
         }
     }

@@ -150,10 +150,6 @@ __global__ void scatter_tile_kernel(const float *tile, TileGeometry g, OutputVie
     }
 }
 
-int grid_for(int64_t total) {
-    return int((total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535);
-}
-
 }  // namespace
 
 template <typename T>

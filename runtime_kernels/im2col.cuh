@@ -54,6 +54,11 @@ struct OutputView {
     int64_t sx, sy;
 };
 
+// Blocks of 256 threads for a grid-stride loop over `total` elements (capped at 65535).
+inline int grid_for(int64_t total) {
+    return int((total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535);
+}
+
 struct TileGeometry {
     int kw, kh;
     int channels;     // C

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "implicit_gemm.cuh"
+#include "tc_common.cuh"
 #include "tc_mma.cuh"
 
 namespace halconv::mc {
@@ -65,15 +66,6 @@ __device__ inline void store_pair<float>(float *o, float v0, float v1) {
 template <>
 __device__ inline void store_pair<__half>(__half *o, float v0, float v1) {
     *reinterpret_cast<__half2 *>(o) = __floats2half2_rn(v0, v1);
-}
-
-template <typename Out>
-__device__ inline Out convert(float v) {
-    if constexpr (sizeof(Out) == 4) {
-        return v;
-    } else {
-        return __float2half_rn(v);
-    }
 }
 
 template <typename Out>
@@ -257,10 +249,10 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
                             store_pair<Out>(o + n, v0, v1);
                         } else {
                             if (n < a.filters) {
-                                o[n] = convert<Out>(v0);
+                                o[n] = tc::to_output<Out>(v0);
                             }
                             if (n + 1 < a.filters) {
-                                o[n + 1] = convert<Out>(v1);
+                                o[n + 1] = tc::to_output<Out>(v1);
                             }
                         }
                     }
@@ -323,10 +315,6 @@ __global__ void repack_image(Tensor3<__half> in, int w, int pitch, __half *out, 
         const int y = int(pix / w), x = int(pix - int64_t(y) * w);
         out[e] = c < in.channels ? in.data[y * in.sy + x * in.sx + c] : __float2half_rn(0.f);
     }
-}
-
-int grid_for(int64_t total) {
-    return int(std::min<int64_t>((total + 255) / 256, 65535));
 }
 
 int round_up(int v, int m) {

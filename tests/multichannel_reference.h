@@ -44,19 +44,7 @@ inline double sample(const Tensor &img, int c, int x, int y, Boundary b, double 
 inline MultichannelReference multichannel_reference(const Tensor &img, const KernelBank &k, Mode mode, Boundary b,
                                                     double fill, bool flip) {
     const int kw = k.width, kh = k.height;
-    int ow = img.width, oh = img.height, ox = 0, oy = 0;
-    if (mode == Mode::valid) {
-        ow = img.width - kw + 1;
-        oh = img.height - kh + 1;
-    } else if (mode == Mode::full) {
-        ow = img.width + kw - 1;
-        oh = img.height + kh - 1;
-        ox = kw - 1;
-        oy = kh - 1;
-    } else {
-        ox = flip ? kw / 2 : (kw - 1) / 2;
-        oy = flip ? kh / 2 : (kh - 1) / 2;
-    }
+    const auto [ow, oh, ox, oy] = reference_placement(img.width, img.height, kw, kh, mode, flip);
     const size_t size = static_cast<size_t>(ow) * oh * k.count;
     MultichannelReference r{{k.count, ow, oh, std::vector<double>(size)}, {k.count, ow, oh, std::vector<double>(size)}};
     for (int y = 0; y < oh; y++) {

@@ -3,9 +3,9 @@
 // [y * width + x].
 #pragma once
 
-#include "halconv/types.h"
-
 #include <vector>
+
+#include "halconv/types.h"
 
 namespace halconv::test {
 
@@ -22,24 +22,24 @@ inline int boundary_index(int i, int n, Boundary b) {
         return i;
     }
     switch (b) {
-    case Boundary::nearest:
-        return i < 0 ? 0 : n - 1;
-    case Boundary::wrap:
-        return ((i % n) + n) % n;
-    case Boundary::reflect: {  // period 2n: abcd dcba
-        const int m = ((i % (2 * n)) + 2 * n) % (2 * n);
-        return m < n ? m : 2 * n - 1 - m;
-    }
-    case Boundary::mirror: {  // period 2n-2: abcd cb
-        if (n == 1) {
-            return 0;
+        case Boundary::nearest:
+            return i < 0 ? 0 : n - 1;
+        case Boundary::wrap:
+            return ((i % n) + n) % n;
+        case Boundary::reflect: {  // period 2n: abcd dcba
+            const int m = ((i % (2 * n)) + 2 * n) % (2 * n);
+            return m < n ? m : 2 * n - 1 - m;
         }
-        const int p = 2 * n - 2;
-        const int m = ((i % p) + p) % p;
-        return m < n ? m : p - m;
-    }
-    case Boundary::constant:
-        break;
+        case Boundary::mirror: {  // period 2n-2: abcd cb
+            if (n == 1) {
+                return 0;
+            }
+            const int p = 2 * n - 2;
+            const int m = ((i % p) + p) % p;
+            return m < n ? m : p - m;
+        }
+        case Boundary::constant:
+            break;
     }
     return -1;
 }
@@ -57,25 +57,29 @@ struct Reference {
     Image magnitude;  // sum |k| * |x| per output: scales the rounding-error bound
 };
 
+// Output extent of a mode and the image position (ox, oy) read by kernel tap (0, 0) of
+// output (0, 0), SciPy's placement.
+struct Placement {
+    int width, height, ox, oy;
+};
+
+inline Placement reference_placement(int width, int height, int kw, int kh, Mode mode, bool flip) {
+    if (mode == Mode::valid) {
+        return {width - kw + 1, height - kh + 1, 0, 0};
+    }
+    if (mode == Mode::full) {
+        return {width + kw - 1, height + kh - 1, kw - 1, kh - 1};
+    }
+    // scipy: 'same' is the centre of 'full'; convolve2d centres even kernels one sample
+    // differently from correlate2d.
+    return {width, height, flip ? kw / 2 : (kw - 1) / 2, flip ? kh / 2 : (kh - 1) / 2};
+}
+
 // correlate2d (flip = false) or convolve2d (flip = true), SciPy's placement per mode.
 inline Reference correlate_reference(const Image &img, const Image &kernel, Mode mode, Boundary b, double fill,
                                      bool flip) {
     const int kw = kernel.width, kh = kernel.height;
-    int ow = img.width, oh = img.height, ox = 0, oy = 0;
-    if (mode == Mode::valid) {
-        ow = img.width - kw + 1;
-        oh = img.height - kh + 1;
-    } else if (mode == Mode::full) {
-        ow = img.width + kw - 1;
-        oh = img.height + kh - 1;
-        ox = kw - 1;
-        oy = kh - 1;
-    } else {
-        // scipy: 'same' is the centre of 'full'; convolve2d centres even kernels one
-        // sample differently from correlate2d.
-        ox = flip ? kw / 2 : (kw - 1) / 2;
-        oy = flip ? kh / 2 : (kh - 1) / 2;
-    }
+    const auto [ow, oh, ox, oy] = reference_placement(img.width, img.height, kw, kh, mode, flip);
     Reference r{{ow, oh, std::vector<double>(static_cast<size_t>(ow) * oh)},
                 {ow, oh, std::vector<double>(static_cast<size_t>(ow) * oh)}};
     for (int y = 0; y < oh; y++) {
