@@ -11,7 +11,9 @@
 //   dense (C <= 8):   pixels hold cpix = 2, 4 or 8 channels back to back, so kxn taps of a
 //                     kernel row are one contiguous k run of kxn cpix halfs (rounded up to
 //                     16): small C does not pay 16 channels per tap.
-// Layouts as im2col.cuh. f16 operands, f32 accumulation (mma.sync m16n8k16).
+// Layouts as im2col.cuh. f16 operands, f32 accumulation: mma.sync m16n8k16 on any sm_80+
+// GPU (implicit_gemm_f16_sm80.cu), or on sm_90 the warpgroup wgmma version
+// (implicit_gemm_f16_sm90.cu) for C > 8 and more than 32 filters.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -23,6 +25,10 @@
 #include "im2col.cuh"
 
 namespace halconv::mc {
+
+__host__ __device__ inline int round_up(int v, int m) {
+    return (v + m - 1) / m * m;
+}
 
 // Output tile of one block, 64 x 8 pixels (how warps share it: implicit_gemm_f16_sm80.cu).
 inline constexpr int implicit_tile_width = 64;
@@ -54,6 +60,12 @@ ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t sme
 // boundary stage pads to): 2, 4, 8 for C <= 8, else C rounded up to 8.
 int implicit_channel_pitch(int channels);
 
+// *img = image when its pixels can be read `align` halfs (16 bytes at most) at a time,
+// else a copy (*copy, stream-ordered allocation the caller frees) with each pixel's
+// channels padded with zeros to implicit_channel_pitch.
+cudaError_t aligned_image(const Tensor3<__half> &image, int in_w, int in_h, int align, Tensor3<__half> *img,
+                          __half **copy, cudaStream_t stream);
+
 // The valid correlation of image (region in_w x in_h, at least out.width + kw - 1 by the
 // output height + kh - 1) by filters [first_filter, first_filter + out.filters) of
 // `kernels`, into out. Images whose pixels cannot be read 16 bytes (2 cpix bytes when
@@ -63,5 +75,16 @@ template <typename Out>
 cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
                                      cudaStream_t stream);
+
+// Whether launch_implicit_wgmma_f16 runs this problem on the current device: an sm_90 GPU
+// (wgmma has no later or earlier form), C > 8 and more than 32 filters (one 64-filter
+// warpgroup tile; fewer waste most of it), and a plan that fits shared memory.
+bool implicit_wgmma_applies(int channels, int kw, int kh, int filters);
+
+// As launch_implicit_gemm_f16, on Hopper warpgroup MMA (see implicit_wgmma_applies).
+template <typename Out>
+cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
+                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
+                                      cudaStream_t stream);
 
 }  // namespace halconv::mc

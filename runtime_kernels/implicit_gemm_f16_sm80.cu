@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "async_copy.cuh"
 #include "implicit_gemm.cuh"
 #include "tc_common.cuh"
 #include "tc_mma.cuh"
@@ -23,8 +24,15 @@
 namespace halconv::mc {
 namespace {
 
+using tc::cp_async_commit;
+using tc::cp_async_zfill;
 using tc::ldmatrix_pitch;
 using tc::shared_address;
+using tc::store_pair;
+
+__device__ inline uint32_t lds32(const __half *p) {
+    return *reinterpret_cast<const uint32_t *>(p);
+}
 
 constexpr int tile_w = implicit_tile_width;
 constexpr int tile_h = implicit_tile_height;
@@ -34,39 +42,6 @@ template <int BN>
 constexpr int warp_fragments = BN == 64 ? 2 : 4;
 template <int BN>
 constexpr int block_threads = tile_h *(4 / warp_fragments<BN>)*32;
-
-template <int Bytes>
-__device__ inline void cp_async_zfill(uint32_t dst, const void *src, int src_bytes) {
-    if constexpr (Bytes == 16) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-    } else {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(Bytes),
-                     "r"(src_bytes));
-    }
-}
-
-__device__ inline void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n");
-}
-
-__device__ inline void cp_async_wait_all_but_one() {
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
-
-__device__ inline uint32_t lds32(const __half *p) {
-    return *reinterpret_cast<const uint32_t *>(p);
-}
-
-template <typename Out>
-__device__ inline void store_pair(Out *o, float v0, float v1);
-template <>
-__device__ inline void store_pair<float>(float *o, float v0, float v1) {
-    *reinterpret_cast<float2 *>(o) = make_float2(v0, v1);
-}
-template <>
-__device__ inline void store_pair<__half>(__half *o, float v0, float v1) {
-    *reinterpret_cast<__half2 *>(o) = __floats2half2_rn(v0, v1);
-}
 
 template <typename Out>
 struct ImplicitArgs {
@@ -274,7 +249,7 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
             load(i + 1, (i + 1) & 1);
         }
         cp_async_commit();
-        cp_async_wait_all_but_one();
+        tc::cp_async_wait<1>();
         __syncthreads();
         compute(i, i & 1);
         if (i % steps == steps - 1) {
@@ -304,21 +279,6 @@ __global__ void pack_implicit_weights(Kernels<__half> k, int first_filter, int f
         }
         kmat[e] = v;
     }
-}
-
-// The image region with each pixel's channels padded with zeros to `pitch` halfs, rows
-// dense: the layout the kernel's aligned copies need.
-__global__ void repack_image(Tensor3<__half> in, int w, int pitch, __half *out, int64_t total) {
-    for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
-        const int c = int(e % pitch);
-        const int64_t pix = e / pitch;
-        const int y = int(pix / w), x = int(pix - int64_t(y) * w);
-        out[e] = c < in.channels ? in.data[y * in.sy + x * in.sx + c] : __float2half_rn(0.f);
-    }
-}
-
-int round_up(int v, int m) {
-    return (v + m - 1) / m * m;
 }
 
 template <int BN, int CPIX, typename Out>
@@ -352,7 +312,36 @@ cudaError_t launch_cpix(const ImplicitArgs<Out> &a, int sms, cudaStream_t stream
     }
 }
 
+// The image region with each pixel's channels padded with zeros to `pitch` halfs, rows
+// dense: the layout the kernels' aligned copies need.
+__global__ void repack_image(Tensor3<__half> in, int w, int pitch, __half *out, int64_t total) {
+    for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
+        const int c = int(e % pitch);
+        const int64_t pix = e / pitch;
+        const int y = int(pix / w), x = int(pix - int64_t(y) * w);
+        out[e] = c < in.channels ? in.data[y * in.sy + x * in.sx + c] : __float2half_rn(0.f);
+    }
+}
+
 }  // namespace
+
+cudaError_t aligned_image(const Tensor3<__half> &image, int in_w, int in_h, int align, Tensor3<__half> *img,
+                          __half **copy, cudaStream_t stream) {
+    *img = image;
+    *copy = nullptr;
+    if (image.sx % align == 0 && image.sy % align == 0 && reinterpret_cast<uintptr_t>(image.data) % (2 * align) == 0) {
+        return cudaSuccess;
+    }
+    const int pitch = implicit_channel_pitch(image.channels);
+    const int64_t total = int64_t(in_w) * in_h * pitch;
+    cudaError_t e = cudaMallocAsync(reinterpret_cast<void **>(copy), size_t(total) * 2, stream);
+    if (e == cudaSuccess) {
+        repack_image<<<grid_for(total), 256, 0, stream>>>(image, in_w, pitch, *copy, total);
+        e = cudaGetLastError();
+        *img = {*copy, image.channels, pitch, int64_t(in_w) * pitch};
+    }
+    return e;
+}
 
 int implicit_channel_pitch(int channels) {
     return channels <= 2 ? 2 : channels <= 4 ? 4 : round_up(channels, 8);
@@ -439,21 +428,9 @@ cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int
     }
     const int bn = a.p.block_filters;
     // The copies read 2 cpix bytes (dense) or 16 bytes (chunked) per load.
-    const int align = a.p.dense ? a.p.cpix : 8;
-    const bool aligned =
-        image.sx % align == 0 && image.sy % align == 0 && reinterpret_cast<uintptr_t>(image.data) % (2 * align) == 0;
     __half *packed = nullptr, *kmat = nullptr;
-    Tensor3<__half> img = image;
-    if (!aligned) {
-        const int pitch = implicit_channel_pitch(channels);
-        const int64_t total = int64_t(in_w) * in_h * pitch;
-        e = cudaMallocAsync(reinterpret_cast<void **>(&packed), size_t(total) * 2, stream);
-        if (e == cudaSuccess) {
-            repack_image<<<grid_for(total), 256, 0, stream>>>(image, in_w, pitch, packed, total);
-            e = cudaGetLastError();
-            img = {packed, channels, pitch, int64_t(in_w) * pitch};
-        }
-    }
+    Tensor3<__half> img{};
+    e = aligned_image(image, in_w, in_h, a.p.dense ? a.p.cpix : 8, &img, &packed, stream);
     a.padded_filters = round_up(out.filters, bn);
     const int64_t kmat_total = int64_t(a.p.steps) * a.padded_filters * a.p.k_len;
     if (e == cudaSuccess) {

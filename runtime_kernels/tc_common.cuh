@@ -222,6 +222,18 @@ __device__ inline __half to_output<__half>(float v) {
     return __float2half_rn(v);
 }
 
+// Two adjacent outputs as one aligned vector store.
+template <typename Out>
+__device__ inline void store_pair(Out *o, float v0, float v1);
+template <>
+__device__ inline void store_pair<float>(float *o, float v0, float v1) {
+    *reinterpret_cast<float2 *>(o) = make_float2(v0, v1);
+}
+template <>
+__device__ inline void store_pair<__half>(__half *o, float v0, float v1) {
+    *reinterpret_cast<__half2 *>(o) = __floats2half2_rn(v0, v1);
+}
+
 // ---- Host side of the Halide extern convention ----
 
 template <typename Out>

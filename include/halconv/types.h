@@ -53,7 +53,8 @@ enum class MultichannelAlgorithm : int32_t {
     im2col = 2,         // CUDA: seed 002's im2col into a bounded buffer, then a GEMM with the N
                         // kernels (f16 operands on tensor cores, f32 through cuBLAS); no f64
     implicit_gemm = 3,  // CUDA, f16 and f16f32: the same GEMM on tensor cores with the column
-                        // matrix read from the image staged in shared memory (no buffer)
+                        // matrix read from the image staged in shared memory (no buffer);
+                        // wgmma on sm_90 GPUs for C > 8 and N > 32, else mma.sync
 };
 
 // WMMA fragment shape of Algorithm::diagonal_unroll (M x N x K: kernel columns x image
