@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "im2col.cuh"
 
@@ -59,6 +60,59 @@ ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t sme
 // Halfs per pixel the kernel's loads need in the image (the channel pitch the generator's
 // boundary stage pads to): 2, 4, 8 for C <= 8, else C rounded up to 8.
 int implicit_channel_pitch(int channels);
+
+// What both implicit-GEMM kernels read besides their plan: the image region (aligned as
+// their copies need), the packed weights, the output and its tiling.
+template <typename Out>
+struct ImplicitProblem {
+    const __half *image;  // first pixel of the region read
+    int64_t sx, sy;
+    int channels, in_w, in_h;
+    const __half *kmat;  // packed weights, in the kernel's own layout
+    Out *out;
+    int64_t osx, osy;
+    int filters, out_w, out_h;
+    bool pair_stores;  // (n, n + 1) pairs can be stored as one aligned vector
+    int tiles_x, tiles;
+    int kw, kh;
+};
+
+template <typename Out>
+ImplicitProblem<Out> implicit_problem(const Tensor3<__half> &img, int in_w, int in_h, const Kernels<__half> &kernels,
+                                      const __half *kmat, const OutputView<Out> &out, int out_height, int tile_w,
+                                      int tile_h) {
+    ImplicitProblem<Out> q{};
+    q.image = img.data;
+    q.sx = img.sx;
+    q.sy = img.sy;
+    q.channels = kernels.channels;
+    q.in_w = in_w;
+    q.in_h = in_h;
+    q.kmat = kmat;
+    q.out = out.data;
+    q.osx = out.sx;
+    q.osy = out.sy;
+    q.filters = out.filters;
+    q.out_w = out.width;
+    q.out_h = out_height;
+    q.pair_stores =
+        out.sx % 2 == 0 && out.sy % 2 == 0 && reinterpret_cast<uintptr_t>(out.data) % (2 * sizeof(Out)) == 0;
+    q.tiles_x = (out.width + tile_w - 1) / tile_w;
+    q.tiles = q.tiles_x * ((out_height + tile_h - 1) / tile_h);
+    q.kw = kernels.width;
+    q.kh = kernels.height;
+    return q;
+}
+
+// The current device's facts the launchers size their grids and plans by.
+struct DeviceFacts {
+    int major = 0, minor = 0, smem_limit = 0, sms = 0;
+};
+cudaError_t device_facts(DeviceFacts *d);
+
+// Queues cudaFreeAsync for each non-null pointer; returns e, or when e is cudaSuccess the
+// first error of the frees.
+cudaError_t free_async(cudaError_t e, std::initializer_list<void *> pointers, cudaStream_t stream);
 
 // *img = image when its pixels can be read `align` halfs (16 bytes at most) at a time,
 // else a copy (*copy, stream-ordered allocation the caller frees) with each pixel's

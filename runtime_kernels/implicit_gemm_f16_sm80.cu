@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "async_copy.cuh"
 #include "implicit_gemm.cuh"
@@ -44,18 +45,8 @@ template <int BN>
 constexpr int block_threads = tile_h *(4 / warp_fragments<BN>)*32;
 
 template <typename Out>
-struct ImplicitArgs {
-    const __half *image;  // first pixel of the region read
-    int64_t sx, sy;
-    int channels, in_w, in_h;
-    const __half *kmat;  // [step][padded_filters][k_len]
-    int padded_filters;
-    Out *out;
-    int64_t osx, osy;
-    int filters, out_w, out_h;
-    bool pair_stores;  // (n, n + 1) pairs can be stored as one aligned vector
-    int tiles_x, tiles;
-    int kw, kh;
+struct ImplicitArgs : ImplicitProblem<Out> {
+    int padded_filters;  // kmat is [step][padded_filters][k_len]
     ImplicitPlan p;
 };
 
@@ -325,6 +316,30 @@ __global__ void repack_image(Tensor3<__half> in, int w, int pitch, __half *out, 
 
 }  // namespace
 
+cudaError_t device_facts(DeviceFacts *d) {
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    for (auto [attr, out] : {std::pair{cudaDevAttrComputeCapabilityMajor, &d->major},
+                             {cudaDevAttrComputeCapabilityMinor, &d->minor},
+                             {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->smem_limit},
+                             {cudaDevAttrMultiProcessorCount, &d->sms}}) {
+        if (e == cudaSuccess) {
+            e = cudaDeviceGetAttribute(out, attr, device);
+        }
+    }
+    return e;
+}
+
+cudaError_t free_async(cudaError_t e, std::initializer_list<void *> pointers, cudaStream_t stream) {
+    for (void *ptr : pointers) {
+        if (ptr != nullptr) {
+            const cudaError_t f = cudaFreeAsync(ptr, stream);
+            e = e == cudaSuccess ? f : e;
+        }
+    }
+    return e;
+}
+
 cudaError_t aligned_image(const Tensor3<__half> &image, int in_w, int in_h, int align, Tensor3<__half> *img,
                           __half **copy, cudaStream_t stream) {
     *img = image;
@@ -409,20 +424,13 @@ template <typename Out>
 cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
                                      cudaStream_t stream) {
-    int device = 0, smem_limit = 0, sms = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e == cudaSuccess) {
-        e = cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    }
-    if (e == cudaSuccess) {
-        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    }
+    DeviceFacts d;
+    cudaError_t e = device_facts(&d);
     if (e != cudaSuccess) {
         return e;
     }
-    const int channels = kernels.channels;
     ImplicitArgs<Out> a{};
-    a.p = plan_implicit(channels, kernels.width, kernels.height, out.filters, size_t(smem_limit));
+    a.p = plan_implicit(kernels.channels, kernels.width, kernels.height, out.filters, size_t(d.smem_limit));
     if (a.p.steps == 0) {
         return cudaErrorInvalidConfiguration;  // not even one tap of 16 channels fits
     }
@@ -442,43 +450,20 @@ cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
-        a.image = img.data;
-        a.sx = img.sx;
-        a.sy = img.sy;
-        a.channels = channels;
-        a.in_w = in_w;
-        a.in_h = in_h;
-        a.kmat = kmat;
-        a.out = out.data;
-        a.osx = out.sx;
-        a.osy = out.sy;
-        a.filters = out.filters;
-        a.out_w = out.width;
-        a.out_h = out_height;
-        a.pair_stores =
-            out.sx % 2 == 0 && out.sy % 2 == 0 && reinterpret_cast<uintptr_t>(out.data) % (2 * sizeof(Out)) == 0;
-        a.tiles_x = (out.width + tile_w - 1) / tile_w;
-        a.tiles = a.tiles_x * ((out_height + tile_h - 1) / tile_h);
-        a.kw = kernels.width;
-        a.kh = kernels.height;
+        static_cast<ImplicitProblem<Out> &>(a) =
+            implicit_problem(img, in_w, in_h, kernels, kmat, out, out_height, tile_w, tile_h);
         switch (bn) {
             case 16:
-                e = launch_cpix<16>(a, sms, stream);
+                e = launch_cpix<16>(a, d.sms, stream);
                 break;
             case 32:
-                e = launch_cpix<32>(a, sms, stream);
+                e = launch_cpix<32>(a, d.sms, stream);
                 break;
             default:
-                e = launch_cpix<64>(a, sms, stream);
+                e = launch_cpix<64>(a, d.sms, stream);
         }
     }
-    for (void *ptr : {static_cast<void *>(packed), static_cast<void *>(kmat)}) {
-        if (ptr != nullptr) {
-            const cudaError_t f = cudaFreeAsync(ptr, stream);
-            e = e == cudaSuccess ? f : e;
-        }
-    }
-    return e;
+    return free_async(e, {packed, kmat}, stream);
 }
 
 template cudaError_t launch_implicit_gemm_f16<float>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,

@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <utility>
 
 #include "async_copy.cuh"
 #include "implicit_gemm.cuh"
@@ -62,17 +61,7 @@ struct WgmmaPlan {
 };
 
 template <typename Out>
-struct WgmmaArgs {
-    const __half *image;
-    int64_t sx, sy;
-    int channels, in_w, in_h;
-    const __half *kmat;  // [filter block][step][tap][c8][64][8]
-    Out *out;
-    int64_t osx, osy;
-    int filters, out_w, out_h;
-    bool pair_stores;
-    int tiles_x, tiles;
-    int kw, kh;
+struct WgmmaArgs : ImplicitProblem<Out> {  // kmat is [filter block][step][tap][c8][64][8]
     WgmmaPlan p;
 };
 
@@ -384,24 +373,6 @@ cudaError_t launch_npx(const WgmmaArgs<Out> &a, int blocks_x, int filter_blocks,
                           : launch_taps<128>(a, blocks_x, filter_blocks, stream);
 }
 
-struct DeviceFacts {
-    int major = 0, minor = 0, smem_limit = 0, sms = 0;
-};
-
-cudaError_t device_facts(DeviceFacts *d) {
-    int device = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    for (auto [attr, out] : {std::pair{cudaDevAttrComputeCapabilityMajor, &d->major},
-                             {cudaDevAttrComputeCapabilityMinor, &d->minor},
-                             {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->smem_limit},
-                             {cudaDevAttrMultiProcessorCount, &d->sms}}) {
-        if (e == cudaSuccess) {
-            e = cudaDeviceGetAttribute(out, attr, device);
-        }
-    }
-    return e;
-}
-
 }  // namespace
 
 bool implicit_wgmma_applies(int channels, int kw, int kh, int filters) {
@@ -440,37 +411,14 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
-        a.image = img.data;
-        a.sx = img.sx;
-        a.sy = img.sy;
-        a.channels = kernels.channels;
-        a.in_w = in_w;
-        a.in_h = in_h;
-        a.kmat = kmat;
-        a.out = out.data;
-        a.osx = out.sx;
-        a.osy = out.sy;
-        a.filters = out.filters;
-        a.out_w = out.width;
-        a.out_h = out_height;
-        a.pair_stores =
-            out.sx % 2 == 0 && out.sy % 2 == 0 && reinterpret_cast<uintptr_t>(out.data) % (2 * sizeof(Out)) == 0;
-        a.tiles_x = (out.width + a.p.npx - 1) / a.p.npx;
-        a.tiles = a.tiles_x * ((out_height + a.p.tile_h - 1) / a.p.tile_h);
-        a.kw = kernels.width;
-        a.kh = kernels.height;
+        static_cast<ImplicitProblem<Out> &>(a) =
+            implicit_problem(img, in_w, in_h, kernels, kmat, out, out_height, a.p.npx, a.p.tile_h);
         // One block per SM (the stages take most of its shared memory), shared among
         // the filter blocks; each block walks its tiles.
         const int blocks_x = std::max(1, std::min(a.tiles, d.sms / filter_blocks));
         e = launch_npx(a, blocks_x, filter_blocks, stream);
     }
-    for (void *ptr : {static_cast<void *>(packed), static_cast<void *>(kmat)}) {
-        if (ptr != nullptr) {
-            const cudaError_t f = cudaFreeAsync(ptr, stream);
-            e = e == cudaSuccess ? f : e;
-        }
-    }
-    return e;
+    return free_async(e, {packed, kmat}, stream);
 }
 
 template cudaError_t launch_implicit_wgmma_f16<float>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
