@@ -233,21 +233,23 @@ __global__ void __launch_bounds__(wg_threads, 1) implicit_wgmma_kernel(const Wgm
         }
         cp_async_commit();
     }
-    for (int i = 0; i < items; i++) {
-        tc::cp_async_wait<1>();
-        tc::fence_proxy_async_shared();
-        __syncthreads();
-        if (i + 2 < items) {
-            load(i + 2);
-        }
-        cp_async_commit();
-        compute(i);
-        if (i % steps == steps - 1) {
-            tc::wgmma_wait<0>();
-            epilogue(int(blockIdx.x) + (i / steps) * int(gridDim.x));
-        } else {
+    // Tiles and steps are separate loops (not one loop over items with the epilogue under a
+    // branch): at the join of such a branch ptxas waits for every wgmma, which drains the
+    // tensor pipe once per step instead of once per tile.
+    for (int tile_i = 0, i = 0; tile_i < my_tiles; tile_i++) {
+        for (int s = 0; s < steps; s++, i++) {
+            tc::cp_async_wait<1>();
+            tc::fence_proxy_async_shared();
+            __syncthreads();
+            if (i + 2 < items) {
+                load(i + 2);
+            }
+            cp_async_commit();
+            compute(i);
             tc::wgmma_wait<1>();
         }
+        tc::wgmma_wait<0>();
+        epilogue(int(blockIdx.x) + tile_i * int(gridDim.x));
     }
 }
 
