@@ -29,3 +29,76 @@ __device__ inline void cp_async_wait() {
 }
 
 }  // namespace halconv::tc
+
+// ---- Hopper (sm_90) asynchronous copies: mbarriers and the tensor memory accelerator ----
+// (Only sm_90 code may call these; unused inline functions emit no PTX elsewhere.)
+//
+// An mbarrier in shared memory counts arrivals and bytes: a phase completes when the
+// expected arrivals have come and every byte announced with expect_tx has landed. Waits
+// name the phase by its parity; a fresh barrier is in phase 0, and a wait for parity 1
+// returns at once (that "previous" phase counts as complete).
+namespace halconv::tc {
+
+__device__ inline void mbarrier_init(uint32_t bar, int arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+
+// Makes barrier initialisation visible to the async proxy (TMA) before the block syncs.
+__device__ inline void mbarrier_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ inline void mbarrier_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// One arrival that also announces `bytes` of asynchronous copies into this phase.
+__device__ inline void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ inline void mbarrier_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nwait_phase:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra wait_phase;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+
+// TMA: the box of a 3-D tensor map at coordinates (c0, c1, c2) (out-of-range elements
+// read as zero) into shared memory at dst; completion is counted on bar.
+__device__ inline void tma_load_3d(uint32_t dst, const void *map, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+
+// A contiguous copy of `bytes` (a multiple of 16, both addresses 16-byte aligned).
+__device__ inline void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// A barrier for `threads` threads (whole warps) on hardware barrier `id` (1..15; 0 is
+// __syncthreads).
+__device__ inline void named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Warpgroup-wide register budget changes (setmaxnreg): a producer warpgroup lowers its
+// per-thread count so that consumer warpgroups can raise theirs.
+template <int Registers>
+__device__ inline void set_max_registers_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+}
+template <int Registers>
+__device__ inline void set_max_registers_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+}
+
+}  // namespace halconv::tc

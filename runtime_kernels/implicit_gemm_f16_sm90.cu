@@ -1,8 +1,8 @@
 // Implicit GEMM for multi-channel convolution on Hopper (sm_90a): the product of
-// implicit_gemm_f16_sm80.cu with warpgroup MMA (wgmma.cuh) instead of mma.sync. wgmma reads
-// both operands straight from shared memory and runs asynchronously, so the SM's tensor
-// cores are not held back by fragment loads through registers (what limits the sm_80
-// kernel to ~40 % tensor-pipe use on an H100).
+// implicit_gemm_f16_sm80.cu with warpgroup MMA (wgmma.cuh) instead of mma.sync, fed by the
+// tensor memory accelerator (TMA). wgmma reads both operands straight from shared memory
+// and runs asynchronously, so the SM's tensor cores are not held back by fragment loads
+// through registers (what limits the sm_80 kernel to ~40 % tensor-pipe use on an H100).
 //
 // GEMM orientation: M = 64 filters (the block's filter block, blockIdx.y), N = NPX pixels
 // of one output row (128 or 256), k = (tap, channel). Per k16 slice:
@@ -11,15 +11,26 @@
 //   B = image patch, 16 channels x NPX pixels at shift (kx, ky): staged as planes of 8
 //       channels, [c8][patch row][patch column][8]; the 8 pixels x 8 channels of a core
 //       matrix are 128 contiguous bytes at any pixel shift; LBO = one plane, SBO 128.
-// A block has two warpgroups; each owns 256 / NPX output rows of the tile (128 f32
-// accumulators per thread), so a tile is NPX x (512 / NPX) pixels.
+// A plane is one TMA box of the image (8 channels x patch columns x patch rows), so a
+// step's patch is cc / 8 TMA copies, with the image's edges and channels past C read as
+// zeros by the TMA unit.
 //
-// The k dimension is split into steps (kernel rows x kernel columns x a channel chunk of
-// 16, 32 or 64) as in the sm_80 kernel. Steps flow through a ring of four shared-memory
-// stages filled with cp.async two steps ahead, while up to two steps of wgmma are in
-// flight. Weights stay resident when they fit. As in the sm_80 kernel, no value outside
-// an output's support is multiplied: taps past the kernel are skipped, and channels past
-// C are zero-filled instead of read.
+// A block has two consumer warpgroups and a producer warpgroup (one thread of it copies). Each warpgroup owns
+// 256 / NPX output rows of the tile (128 f32 accumulators per thread), so a tile is
+// NPX x (512 / NPX) pixels. The k dimension is split into steps (kernel rows x kernel
+// columns x a channel chunk of 16, 32 or 64) as in the sm_80 kernel. The producer fills a
+// ring of stages as far ahead as the ring allows (mbarriers: "full" when a stage's bytes
+// have landed, "empty" when both warpgroups' wgmma that read it have completed), so the
+// consumers never wait on a block-wide barrier. Weights stay resident when they fit. No
+// value outside an output's support is multiplied: taps past the kernel are skipped, and
+// channels past C are zeros.
+//
+// The epilogue goes through shared memory: a warpgroup writes 128 pixels x 64 filters of
+// its accumulators there, then stores them as 16-byte vectors, each pixel's filters
+// contiguous (direct stores from the accumulator layout fill half of every 32-byte sector).
+#include <cuda.h>           // CUtensorMap
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -33,15 +44,26 @@
 namespace halconv::mc {
 namespace {
 
-using tc::cp_async_commit;
-using tc::cp_async_zfill;
 using tc::shared_address;
 
 constexpr int wg_filters = 64;  // wgmma M
-constexpr int wg_groups = 2;    // warpgroups per block
+constexpr int wg_groups = 2;    // consumer warpgroups per block
 constexpr int wg_threads = wg_groups * 128;
-constexpr int wg_stages = 4;
+constexpr int block_threads = wg_threads + 128;  // and the producer warpgroup
+// Registers per thread: the launch gives each of the 384 threads 168; the producer hands
+// most of its share to the consumers (128 x 40 + 256 x 232 <= 64 Ki).
+constexpr int producer_registers = 40, consumer_registers = 232;
+constexpr int min_stages = 3, max_stages = 8;
 constexpr int a_plane_bytes = wg_filters * 16;  // one 8-channel plane of the A operand
+constexpr int barrier_bytes = 256;              // full[max_stages], empty[max_stages], weights
+constexpr int tma_box_max = 256;                // TMA box edge limit
+constexpr int staged_pixels = 128;              // pixels per epilogue pass of a warpgroup
+
+// Bytes per pixel in the epilogue staging: 64 filters plus 16 bytes, so the pair stores of
+// a warp (8 pixels x 4 filter pairs) fall on 32 different banks.
+__host__ __device__ constexpr int staging_pitch(int out_bytes) {
+    return wg_filters * out_bytes + 16;
+}
 
 struct WgmmaPlan {
     int npx;     // tile width, wgmma N
@@ -51,80 +73,88 @@ struct WgmmaPlan {
     int chunks_c, chunks_y, chunks_x;
     int steps;  // chunks_c chunks_y chunks_x, c fastest
     int halo_rows, halo_cols;
-    int plane_bytes;   // one 8-channel plane of a stage's patch
-    int halo_bytes;    // cc / 8 planes
+    int plane_bytes;   // one 8-channel plane of a stage's patch: one TMA box
+    int plane_stride;  // plane_bytes rounded up to 128 (TMA writes 128-byte aligned)
+    int halo_bytes;    // cc / 8 plane strides
     int weight_bytes;  // one step's A operand: kyn kxn cc / 8 planes
     bool resident;
-    int stage_bytes;  // patch, plus the step's weights when not resident
-    int smem_bytes;
-    int fixed_taps;  // kernel edge K when the plan is K x K taps by 16 channels per step, else 0
+    int stage_bytes;     // patch, plus the step's weights when not resident
+    int stage_tx;        // bytes the copies of one stage write
+    int stages;          // min_stages .. max_stages
+    int staging_offset;  // epilogue staging, from the 128-aligned base
+    int smem_bytes;      // with 128 bytes of slack for that alignment
+    int fixed_taps;      // kernel edge K when the plan is K x K taps by 16 channels per step, else 0
 };
 
 template <typename Out>
 struct WgmmaArgs : ImplicitProblem<Out> {  // kmat is [filter block][step][tap][c8][64][8]
+    CUtensorMap image_map;                 // (channel, x, y) of the image region, one plane per box
     WgmmaPlan p;
+    bool vector_stores;  // 16-byte output stores are aligned
 };
 
 // KT > 0: the plan takes the whole KT x KT kernel in one step with 16-channel chunks
 // (plan.fixed_taps), and the step's wgmma are unrolled; 0: any plan, loops.
 template <int NPX, int KT, typename Out>
-__global__ void __launch_bounds__(wg_threads, 1) implicit_wgmma_kernel(const WgmmaArgs<Out> a) {
+__global__ void __launch_bounds__(block_threads, 1)
+    implicit_wgmma_kernel(const __grid_constant__ WgmmaArgs<Out> a) {
     constexpr int rows = 256 / NPX;  // output rows per warpgroup
     constexpr int tile_h = wg_groups * rows;
     constexpr int acc_n = NPX / 2;
-    extern __shared__ __align__(128) unsigned char smem_raw[];
+    constexpr int pitch = staging_pitch(sizeof(Out));
+    extern __shared__ unsigned char smem_raw[];
     const WgmmaPlan &p = a.p;
-    const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    const int g = lane >> 2, t = lane & 3;
-    const uint32_t base = shared_address(smem_raw);
-    const uint32_t stages = base + (p.resident ? p.steps * p.weight_bytes : 0);
+    const uint32_t raw = shared_address(smem_raw), base = (raw + 127) & ~127u;
+    const uint32_t full = base, empty = base + 8 * max_stages, weights_ready = base + 16 * max_stages;
+    const uint32_t weights = base + barrier_bytes;
+    const uint32_t stages = weights + (p.resident ? p.steps * p.weight_bytes : 0);
     const int steps = p.steps;
     const int nb = blockIdx.y;
     const int my_tiles = (a.tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
     const int items = my_tiles * steps;
     const __half *const kmat = a.kmat + int64_t(nb) * steps * (p.weight_bytes / 2);
 
-    const auto load_weights = [&](int s, uint32_t dst) {
-        const __half *src = kmat + int64_t(s) * (p.weight_bytes / 2);
-        for (int i = threadIdx.x; i < p.weight_bytes / 16; i += wg_threads) {
-            cp_async_zfill<16>(dst + 16 * i, src + 8 * i, 16);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < p.stages; s++) {
+            tc::mbarrier_init(full + 8 * s, 1);
+            tc::mbarrier_init(empty + 8 * s, wg_groups);
         }
-    };
-    // Patch copies: a thread's 8-channel vector (v) is the same for every pixel it copies
-    // (the thread stride is a multiple of cc / 8), and its pixels advance by a fixed
-    // stride, so rows and columns are stepped instead of divided out per copy.
-    const int vecs = p.cc / 8, v = int(threadIdx.x) % vecs, pixel_stride = wg_threads / vecs;
-    const int halo_pixels = p.halo_rows * p.halo_cols;
-    const int first_pixel = int(threadIdx.x) / vecs;
-    const int first_row = first_pixel / p.halo_cols, first_col = first_pixel - first_row * p.halo_cols;
-    const auto load = [&](int item) {
-        const int tile = int(blockIdx.x) + (item / steps) * int(gridDim.x), s = item % steps;
-        const int cc = s % p.chunks_c, r = s / p.chunks_c, cx = r % p.chunks_x, cy = r / p.chunks_x;
-        const int ty = tile / a.tiles_x, tx = tile - ty * a.tiles_x;
-        const int gx0 = tx * NPX + cx * p.kxn, gy0 = ty * tile_h + cy * p.kyn, c = cc * p.cc + 8 * v;
-        const uint32_t halo = stages + (item % wg_stages) * p.stage_bytes;
-        const int valid = min(max(a.channels - c, 0), 8);
-        uint32_t dst = halo + v * p.plane_bytes + first_pixel * 16;
-        int gx = gx0 + first_col, gy = gy0 + first_row;
-        const __half *src = a.image + c + gy * a.sy + gx * a.sx;
-        // pixel_stride (at most 128) is below halo_cols (at least 128): one wrap at most.
-        for (int pix = first_pixel; pix < halo_pixels; pix += pixel_stride) {
-            const bool in = gx < a.in_w && gy < a.in_h && valid > 0;
-            cp_async_zfill<16>(dst, in ? src : a.image, in ? valid * 2 : 0);
-            dst += pixel_stride * 16;
-            gx += pixel_stride;
-            src += pixel_stride * a.sx;
-            if (gx >= gx0 + p.halo_cols) {
-                gx -= p.halo_cols;
-                gy++;
-                src += a.sy - p.halo_cols * a.sx;
+        tc::mbarrier_init(weights_ready, 1);
+        tc::mbarrier_init_fence();
+    }
+    __syncthreads();
+
+    if (threadIdx.x >= wg_threads) {
+        // The producer: one thread issues every copy, waiting only for stages to free up.
+        tc::set_max_registers_dec<producer_registers>();
+        if (threadIdx.x == wg_threads) {
+            if (p.resident) {
+                tc::mbarrier_arrive_expect_tx(weights_ready, steps * p.weight_bytes);
+                tc::bulk_load(weights, kmat, steps * p.weight_bytes, weights_ready);
+            }
+            for (int i = 0; i < items; i++) {
+                const int stage = i % p.stages;
+                tc::mbarrier_wait(empty + 8 * stage, ((i / p.stages) & 1) ^ 1);
+                const int tile = int(blockIdx.x) + (i / steps) * int(gridDim.x), s = i % steps;
+                const int cc = s % p.chunks_c, r = s / p.chunks_c, cx = r % p.chunks_x, cy = r / p.chunks_x;
+                const int ty = tile / a.tiles_x, tx = tile - ty * a.tiles_x;
+                const uint32_t dst = stages + stage * p.stage_bytes, bar = full + 8 * stage;
+                tc::mbarrier_arrive_expect_tx(bar, p.stage_tx);
+                for (int v = 0; v < p.cc / 8; v++) {
+                    tc::tma_load_3d(dst + v * p.plane_stride, &a.image_map, cc * p.cc + 8 * v, tx * NPX + cx * p.kxn,
+                                    ty * tile_h + cy * p.kyn, bar);
+                }
+                if (!p.resident) {
+                    tc::bulk_load(dst + p.halo_bytes, kmat + int64_t(s) * (p.weight_bytes / 2), p.weight_bytes, bar);
+                }
             }
         }
-        if (!p.resident) {
-            load_weights(s, halo + p.halo_bytes);
-        }
-    };
+        return;
+    }
 
+    tc::set_max_registers_inc<consumer_registers>();
+    const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
     float acc[rows][acc_n];
     // Queues the wgmma of one step (item) for this warpgroup's rows; the first step of a
     // tile overwrites the accumulators instead of adding to them.
@@ -134,10 +164,10 @@ __global__ void __launch_bounds__(wg_threads, 1) implicit_wgmma_kernel(const Wgm
         const int kyv = min(p.kyn, a.kh - cy * p.kyn), kxv = min(p.kxn, a.kw - cx * p.kxn);
         // k16 slices holding channels below C (the rest would multiply zeros).
         const int slices = min(p.cc, round_up(a.channels - cc * p.cc, 16)) / 16;
-        const uint32_t halo = stages + (item % wg_stages) * p.stage_bytes;
-        const uint32_t w = p.resident ? base + s * p.weight_bytes : halo + p.halo_bytes;
+        const uint32_t halo = stages + (item % p.stages) * p.stage_bytes;
+        const uint32_t w = p.resident ? weights + s * p.weight_bytes : halo + p.halo_bytes;
         const uint64_t da = tc::wgmma_descriptor(w, a_plane_bytes, 128);
-        const uint64_t db = tc::wgmma_descriptor(halo, p.plane_bytes, 128);
+        const uint64_t db = tc::wgmma_descriptor(halo, p.plane_stride, 128);
         const auto mma = [&](float(&d)[acc_n], uint32_t a_offset, uint32_t b_offset, bool accumulate) {
             if constexpr (NPX == 256) {
                 tc::wgmma_m64n256k16(d, tc::wgmma_offset(da, a_offset), tc::wgmma_offset(db, b_offset), accumulate);
@@ -167,7 +197,7 @@ __global__ void __launch_bounds__(wg_threads, 1) implicit_wgmma_kernel(const Wgm
                         const int tap = ky * p.kxn + kx;
                         for (int q = 0; q < slices; q++) {
                             mma(acc[rr], (tap * (p.cc / 8) + 2 * q) * a_plane_bytes,
-                                2 * q * p.plane_bytes + ((row + ky) * p.halo_cols + kx) * 16, accumulate);
+                                2 * q * p.plane_stride + ((row + ky) * p.halo_cols + kx) * 16, accumulate);
                             accumulate = true;
                         }
                     }
@@ -176,79 +206,85 @@ __global__ void __launch_bounds__(wg_threads, 1) implicit_wgmma_kernel(const Wgm
         }
         tc::wgmma_commit();
     };
+    // One arrival per warpgroup once its wgmma that read the stage have completed.
+    const auto release = [&](int item) {
+        if ((threadIdx.x & 127) == 0) {
+            tc::mbarrier_arrive(empty + 8 * (item % p.stages));
+        }
+    };
     // Lane (g, t) holds filters f = 16 warp + g (+ 8) at pixels 8j + 2t and 8j + 2t + 1;
-    // one shuffle with lane g ^ 1 turns that into two adjacent filters at one pixel, so
-    // every store writes an aligned pair. Every accumulator is read on every path (only
-    // the stores are conditional): ptxas serializes all wgmma of a kernel that reads
-    // accumulators under a branch it cannot prove warpgroup-uniform.
+    // one shuffle with lane g ^ 1 turns that into two adjacent filters at one pixel, the
+    // pair written to the staging buffer with one store. Every accumulator is read on
+    // every path (only the global stores are conditional): ptxas serializes all wgmma of
+    // a kernel that reads accumulators under a branch it cannot prove warpgroup-uniform.
+    unsigned char *const staging = smem_raw + (base - raw) + p.staging_offset + group * staged_pixels * pitch;
+    const int wg_thread = threadIdx.x & 127;
     const auto epilogue = [&](int tile) {
         const int ty = tile / a.tiles_x, tx = tile - ty * a.tiles_x;
         const bool odd = g & 1;
-        // Pairs that are whole and aligned (the common case) take a store each.
-        const bool whole = a.pair_stores && (nb + 1) * wg_filters <= a.filters;
+        // Whole 64-filter blocks with aligned rows take 16-byte stores.
+        const bool vector = a.vector_stores && (nb + 1) * wg_filters <= a.filters;
+        constexpr int per_chunk = 16 / sizeof(Out);  // outputs per 16 bytes
+        constexpr int chunks = staged_pixels * wg_filters / per_chunk;
 #pragma unroll
         for (int rr = 0; rr < rows; rr++) {
             const int y = ty * tile_h + group * rows + rr;
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int n = nb * wg_filters + 16 * warp + 8 * h + g - odd;
-                const int x0 = tx * NPX + 2 * t + odd;
-                Out *o = a.out + y * a.osy + x0 * a.osx + n;
-                const bool row_in = y < a.out_h;
+            for (int half = 0; half < NPX / staged_pixels; half++) {
 #pragma unroll
-                for (int j = 0; j < NPX / 8; j++) {
-                    const float e0 = acc[rr][4 * j + 2 * h], e1 = acc[rr][4 * j + 2 * h + 1];
-                    const float other = __shfl_xor_sync(0xffffffffu, odd ? e0 : e1, 4);
-                    const float v0 = odd ? other : e0, v1 = odd ? e1 : other;
-                    Out *const oj = o + 8 * j * a.osx;
-                    if (row_in && x0 + 8 * j < a.out_w) {
-                        if (whole) {
-                            tc::store_pair<Out>(oj, v0, v1);
+                for (int h = 0; h < 2; h++) {
+                    const int n = 16 * warp + 8 * h + g - odd;
+#pragma unroll
+                    for (int j = 0; j < staged_pixels / 8; j++) {
+                        const int jj = half * (staged_pixels / 8) + j;
+                        const float e0 = acc[rr][4 * jj + 2 * h], e1 = acc[rr][4 * jj + 2 * h + 1];
+                        const float other = __shfl_xor_sync(0xffffffffu, odd ? e0 : e1, 4);
+                        const float v0 = odd ? other : e0, v1 = odd ? e1 : other;
+                        Out *const o = reinterpret_cast<Out *>(staging + (8 * j + 2 * t + odd) * pitch) + n;
+                        tc::store_pair<Out>(o, v0, v1);
+                    }
+                }
+                tc::named_barrier(1 + group, 128);
+                const bool row_in = y < a.out_h;
+                for (int k = wg_thread; k < chunks; k += 128) {
+                    const int px = k / (wg_filters / per_chunk), c = k % (wg_filters / per_chunk);
+                    const int x = tx * NPX + half * staged_pixels + px;
+                    if (row_in && x < a.out_w) {
+                        const uint4 v = *reinterpret_cast<const uint4 *>(staging + px * pitch + 16 * c);
+                        Out *const o = a.out + y * a.osy + x * a.osx + nb * wg_filters + c * per_chunk;
+                        if (vector) {
+                            *reinterpret_cast<uint4 *>(o) = v;
                         } else {
-                            if (n < a.filters) {
-                                oj[0] = tc::to_output<Out>(v0);
-                            }
-                            if (n + 1 < a.filters) {
-                                oj[1] = tc::to_output<Out>(v1);
+                            const Out *const e = reinterpret_cast<const Out *>(&v);
+                            for (int m = 0; m < per_chunk; m++) {
+                                if (nb * wg_filters + c * per_chunk + m < a.filters) {
+                                    o[m] = e[m];
+                                }
                             }
                         }
                     }
                 }
+                tc::named_barrier(1 + group, 128);
             }
         }
     };
 
     if (p.resident) {
-        for (int s = 0; s < steps; s++) {
-            load_weights(s, base + s * p.weight_bytes);
-        }
+        tc::mbarrier_wait(weights_ready, 0);
     }
-    // Copies run two steps ahead: iteration i writes step i + 2 into the stage of step
-    // i - 2, whose wgmma every warpgroup has waited for (wgmma_wait<1> after queuing step
-    // i - 1) before this iteration's barrier. Steps i - 1 and i may be multiplying, step
-    // i + 1 copying: four stages.
-    for (int i = 0; i < 2; i++) {
-        if (i < items) {
-            load(i);
-        }
-        cp_async_commit();
-    }
-    // Tiles and steps are separate loops (not one loop over items with the epilogue under a
-    // branch): at the join of such a branch ptxas waits for every wgmma, which drains the
-    // tensor pipe once per step instead of once per tile.
+    // Step i's stage is released once step i + 1 is queued and step i has completed, so
+    // up to two steps of wgmma are in flight while the producer refills the rest.
     for (int tile_i = 0, i = 0; tile_i < my_tiles; tile_i++) {
         for (int s = 0; s < steps; s++, i++) {
-            tc::cp_async_wait<1>();
-            tc::fence_proxy_async_shared();
-            __syncthreads();
-            if (i + 2 < items) {
-                load(i + 2);
-            }
-            cp_async_commit();
+            tc::mbarrier_wait(full + 8 * (i % p.stages), (i / p.stages) & 1);
             compute(i);
             tc::wgmma_wait<1>();
+            if (s > 0) {
+                release(i - 1);
+            }
         }
         tc::wgmma_wait<0>();
+        release(i - 1);
         epilogue(int(blockIdx.x) + tile_i * int(gridDim.x));
     }
 }
@@ -278,11 +314,14 @@ __global__ void pack_wgmma_weights(Kernels<__half> k, int first_filter, int filt
 }
 
 // The cheapest plan (per image: bytes copied into shared memory, the tensor work the
-// padding of k and of the tiles adds, a fixed cost per step) whose four stages fit
-// smem_limit; steps == 0 when none does.
-WgmmaPlan plan_wgmma(int channels, int kw, int kh, int out_w, int out_h, size_t smem_limit) {
+// padding of k and of the tiles adds, a fixed cost per step) whose stages (at least
+// min_stages, then as many as fit up to max_stages) and epilogue staging for outputs of
+// out_bytes fit smem_limit; steps == 0 when none does.
+WgmmaPlan plan_wgmma(int channels, int kw, int kh, int out_w, int out_h, int out_bytes, size_t smem_limit) {
     WgmmaPlan best{};
     double best_cost = std::numeric_limits<double>::infinity();
+    const size_t staging = size_t(wg_groups) * staged_pixels * staging_pitch(out_bytes);
+    const size_t fixed = 128 + barrier_bytes + staging;
     for (int npx : {128, 256}) {
         for (int cc : {16, 32, 64}) {
             if (cc > round_up(channels, 16)) {
@@ -302,21 +341,28 @@ WgmmaPlan plan_wgmma(int channels, int kw, int kh, int out_w, int out_h, size_t 
                     q.steps = q.chunks_c * q.chunks_y * q.chunks_x;
                     q.halo_rows = q.tile_h + kyn - 1;
                     q.halo_cols = npx + kxn - 1;
+                    if (q.halo_cols > tma_box_max || q.halo_rows > tma_box_max) {
+                        continue;
+                    }
                     q.plane_bytes = q.halo_rows * q.halo_cols * 16;
-                    q.halo_bytes = cc / 8 * q.plane_bytes;
+                    q.plane_stride = round_up(q.plane_bytes, 128);
+                    q.halo_bytes = cc / 8 * q.plane_stride;
                     q.weight_bytes = kyn * kxn * cc / 8 * a_plane_bytes;
-                    const size_t resident = size_t(q.steps) * q.weight_bytes + size_t(wg_stages) * q.halo_bytes;
-                    const size_t staged = size_t(wg_stages) * (q.halo_bytes + q.weight_bytes);
-                    if (resident <= smem_limit) {
+                    const size_t all_weights = size_t(q.steps) * q.weight_bytes;
+                    if (fixed + all_weights + size_t(min_stages) * q.halo_bytes <= smem_limit) {
                         q.resident = true;
                         q.stage_bytes = q.halo_bytes;
-                        q.smem_bytes = int(resident);
-                    } else if (staged <= smem_limit) {
+                    } else if (fixed + size_t(min_stages) * (q.halo_bytes + q.weight_bytes) <= smem_limit) {
                         q.stage_bytes = q.halo_bytes + q.weight_bytes;
-                        q.smem_bytes = int(staged);
                     } else {
                         continue;
                     }
+                    const size_t ring = smem_limit - fixed - (q.resident ? all_weights : 0);
+                    q.stages = int(std::min<size_t>(max_stages, ring / size_t(q.stage_bytes)));
+                    q.stage_tx = cc / 8 * q.plane_bytes + (q.resident ? 0 : q.weight_bytes);
+                    q.staging_offset =
+                        barrier_bytes + (q.resident ? int(all_weights) : 0) + q.stages * q.stage_bytes;
+                    q.smem_bytes = 128 + q.staging_offset + int(staging);
                     // About 54 flops of wgmma take as long as a byte copied from L2 on an H100
                     // SM. (At 1024^2 x C 64, K 3 this picks N 128: 0.257 ms against 0.269 for
                     // N 256, which copies 30 % more.)
@@ -351,7 +397,7 @@ cudaError_t launch_with(const WgmmaArgs<Out> &a, int blocks_x, int filter_blocks
     if (e != cudaSuccess) {
         return e;
     }
-    kernel<<<dim3(blocks_x, filter_blocks), wg_threads, a.p.smem_bytes, stream>>>(a);
+    kernel<<<dim3(blocks_x, filter_blocks), block_threads, a.p.smem_bytes, stream>>>(a);
     return cudaGetLastError();
 }
 
@@ -375,14 +421,50 @@ cudaError_t launch_npx(const WgmmaArgs<Out> &a, int blocks_x, int filter_blocks,
                           : launch_taps<128>(a, blocks_x, filter_blocks, stream);
 }
 
+// cuTensorMapEncodeTiled from the driver the runtime loaded (no link to libcuda);
+// null when the driver has none.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        const cudaError_t e =
+            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
+        return e == cudaSuccess && found == cudaDriverEntryPointSuccess
+                   ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f)
+                   : nullptr;
+    }();
+    return encode;
+}
+
+// The image region as a (channel, x, y) tensor of f16 whose boxes are one plane of a
+// stage: 8 channels x halo_cols x halo_rows. img's strides are multiples of 8 halfs and
+// its start 16-byte aligned (aligned_image), as the TMA unit requires.
+cudaError_t encode_image_map(const Tensor3<__half> &img, int channels, int in_w, int in_h, const WgmmaPlan &p,
+                             CUtensorMap *map) {
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (encode == nullptr) {
+        return cudaErrorNotSupported;
+    }
+    const cuuint64_t dims[3] = {cuuint64_t(channels), cuuint64_t(in_w), cuuint64_t(in_h)};
+    const cuuint64_t strides[2] = {cuuint64_t(img.sx) * 2, cuuint64_t(img.sy) * 2};
+    const cuuint32_t box[3] = {8, cuuint32_t(p.halo_cols), cuuint32_t(p.halo_rows)};
+    const cuuint32_t unit[3] = {1, 1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<__half *>(img.data), dims, strides,
+                              box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 }  // namespace
 
 bool implicit_wgmma_applies(int channels, int kw, int kh, int filters) {
     DeviceFacts d;
-    if (device_facts(&d) != cudaSuccess || d.major != 9 || d.minor != 0 || channels <= 8 || filters <= 32) {
+    if (device_facts(&d) != cudaSuccess || d.major != 9 || d.minor != 0 || channels <= 8 || filters <= 32 ||
+        tensor_map_encoder() == nullptr) {
         return false;
     }
-    return plan_wgmma(channels, kw, kh, 256, 2, size_t(d.smem_limit)).steps > 0;
+    // f32 outputs need the larger epilogue staging: a plan for them fits f16 too.
+    return plan_wgmma(channels, kw, kh, 256, 2, sizeof(float), size_t(d.smem_limit)).steps > 0;
 }
 
 template <typename Out>
@@ -395,7 +477,8 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
         return e;
     }
     WgmmaArgs<Out> a{};
-    a.p = plan_wgmma(kernels.channels, kernels.width, kernels.height, out.width, out_height, size_t(d.smem_limit));
+    a.p = plan_wgmma(kernels.channels, kernels.width, kernels.height, out.width, out_height, sizeof(Out),
+                     size_t(d.smem_limit));
     if (a.p.steps == 0) {
         return cudaErrorInvalidConfiguration;  // implicit_wgmma_applies said no
     }
@@ -415,6 +498,12 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
     if (e == cudaSuccess) {
         static_cast<ImplicitProblem<Out> &>(a) =
             implicit_problem(img, in_w, in_h, kernels, kmat, out, out_height, a.p.npx, a.p.tile_h);
+        constexpr int per_vector = 16 / sizeof(Out);
+        a.vector_stores = out.sx % per_vector == 0 && out.sy % per_vector == 0 &&
+                          reinterpret_cast<uintptr_t>(out.data) % 16 == 0;
+        e = encode_image_map(img, kernels.channels, in_w, in_h, a.p, &a.image_map);
+    }
+    if (e == cudaSuccess) {
         // One block per SM (the stages take most of its shared memory), shared among
         // the filter blocks; each block walks its tiles.
         const int blocks_x = std::max(1, std::min(a.tiles, d.sms / filter_blocks));
