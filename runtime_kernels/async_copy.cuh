@@ -78,8 +78,7 @@ __device__ inline void tma_load_3d(uint32_t dst, const void *map, int c0, int c1
 
 // A contiguous copy of `bytes` (a multiple of 16, both addresses 16-byte aligned).
 __device__ inline void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     dst),
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
 }

@@ -28,7 +28,7 @@
 // The epilogue goes through shared memory: a warpgroup writes 128 pixels x 64 filters of
 // its accumulators there, then stores them as 16-byte vectors, each pixel's filters
 // contiguous (direct stores from the accumulator layout fill half of every 32-byte sector).
-#include <cuda.h>           // CUtensorMap
+#include <cuda.h>          // CUtensorMap
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 #include <algorithm>
@@ -96,8 +96,7 @@ struct WgmmaArgs : ImplicitProblem<Out> {  // kmat is [filter block][step][tap][
 // KT > 0: the plan takes the whole KT x KT kernel in one step with 16-channel chunks
 // (plan.fixed_taps), and the step's wgmma are unrolled; 0: any plan, loops.
 template <int NPX, int KT, typename Out>
-__global__ void __launch_bounds__(block_threads, 1)
-    implicit_wgmma_kernel(const __grid_constant__ WgmmaArgs<Out> a) {
+__global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const __grid_constant__ WgmmaArgs<Out> a) {
     constexpr int rows = 256 / NPX;  // output rows per warpgroup
     constexpr int tile_h = wg_groups * rows;
     constexpr int acc_n = NPX / 2;
@@ -360,8 +359,7 @@ WgmmaPlan plan_wgmma(int channels, int kw, int kh, int out_w, int out_h, int out
                     const size_t ring = smem_limit - fixed - (q.resident ? all_weights : 0);
                     q.stages = int(std::min<size_t>(max_stages, ring / size_t(q.stage_bytes)));
                     q.stage_tx = cc / 8 * q.plane_bytes + (q.resident ? 0 : q.weight_bytes);
-                    q.staging_offset =
-                        barrier_bytes + (q.resident ? int(all_weights) : 0) + q.stages * q.stage_bytes;
+                    q.staging_offset = barrier_bytes + (q.resident ? int(all_weights) : 0) + q.stages * q.stage_bytes;
                     q.smem_bytes = 128 + q.staging_offset + int(staging);
                     // About 54 flops of wgmma take as long as a byte copied from L2 on an H100
                     // SM. (At 1024^2 x C 64, K 3 this picks N 128: 0.257 ms against 0.269 for
@@ -499,8 +497,8 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
         static_cast<ImplicitProblem<Out> &>(a) =
             implicit_problem(img, in_w, in_h, kernels, kmat, out, out_height, a.p.npx, a.p.tile_h);
         constexpr int per_vector = 16 / sizeof(Out);
-        a.vector_stores = out.sx % per_vector == 0 && out.sy % per_vector == 0 &&
-                          reinterpret_cast<uintptr_t>(out.data) % 16 == 0;
+        a.vector_stores =
+            out.sx % per_vector == 0 && out.sy % per_vector == 0 && reinterpret_cast<uintptr_t>(out.data) % 16 == 0;
         e = encode_image_map(img, kernels.channels, in_w, in_h, a.p, &a.image_map);
     }
     if (e == cudaSuccess) {

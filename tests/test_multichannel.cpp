@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "HalideRuntimeCuda.h"
@@ -155,6 +156,7 @@ struct Case {
     bool flip = false;
     int width = 0, height = 0;
     bool integers = true;
+    int output_pad = 0;  // > 0: the output is a crop of filters + output_pad per pixel
 };
 
 std::string describe(const Case &c, const MultichannelOptions &o) {
@@ -162,7 +164,8 @@ std::string describe(const Case &c, const MultichannelOptions &o) {
            std::to_string(c.shape.channels) + " N " + std::to_string(c.shape.filters) + " K " +
            std::to_string(c.shape.k) + " image " + std::to_string(c.width) + "x" + std::to_string(c.height) + " " +
            to_string(c.mode) + " " + to_string(c.boundary) + (c.flip ? " convolve" : " correlate") +
-           (c.integers ? " integers" : " reals");
+           (c.integers ? " integers" : " reals") +
+           (c.output_pad > 0 ? " output pixels " + std::to_string(c.shape.filters + c.output_pad) + " apart" : "");
 }
 
 // Runs one case through the public API and compares it with the reference.
@@ -178,6 +181,13 @@ void check_case(const Case &c, const MultichannelOptions &o) {
     opts.boundary = c.boundary;
     opts.fill_value = c.fill;
     Halide::Runtime::Buffer<> out = detail::allocate_multichannel_output(img.raw_buffer(), ker.raw_buffer(), opts);
+    Halide::Runtime::Buffer<> wide;
+    if (c.output_pad > 0) {
+        wide = Halide::Runtime::Buffer<>(out.type(),
+                                         {c.shape.filters + c.output_pad, out.dim(1).extent(), out.dim(2).extent()});
+        wide.set_min({out.dim(0).min(), out.dim(1).min(), out.dim(2).min()});
+        out = wide.cropped(0, out.dim(0).min(), c.shape.filters);
+    }
     poison(out);
     const MultichannelDispatch d =
         c.flip ? multichannel_convolve2d(img, ker, out, opts) : multichannel_correlate2d(img, ker, out, opts);
@@ -456,14 +466,38 @@ TEST_P(MultichannelGpu, LargeKernelsAndManyFilters) {
     }
 }
 
+// Shapes for the Hopper wgmma implicit GEMM (C > 8, more than 32 filters; other GPUs and
+// algorithms run them too): images of several 128 x 4 output tiles with partial ones
+// right and below, channel counts the TMA reads past C as zeros (12, 20, 33; 33 also
+// needs the aligned copy), one partial filter block, a full one and a partial one, and
+// three blocks; then the same into an output whose pixels are filters + 1 apart, which
+// rules out 16-byte stores.
+TEST_P(MultichannelGpu, WideFilterBanksOverManyTiles) {
+    HALCONV_REQUIRE_GPU();
+    for (const auto &[shape, w, h] : std::vector<std::tuple<Shape, int, int>>{
+             {{12, 40, 3}, 261, 11}, {{20, 72, 5}, 133, 10}, {{33, 64, 3}, 130, 9}, {{64, 130, 1}, 257, 6}}) {
+        for (const int pad : {0, 1}) {
+            Case c;
+            c.shape = shape;
+            c.mode = pad == 0 ? Mode::valid : Mode::same;
+            c.boundary = Boundary::reflect;
+            c.flip = pad == 1;
+            c.width = w;
+            c.height = h;
+            c.output_pad = pad;
+            check_case(c, gpu());
+        }
+    }
+}
+
 // One infinite image sample: the outputs whose window holds it are not finite, every
 // other output is exact. A kernel that multiplied samples outside an output's window by
 // zero weights (padding taps or channels) would spread NaN (Inf * 0) beyond the window.
 TEST_P(MultichannelGpu, InfiniteSampleStaysInsideItsWindows) {
     HALCONV_REQUIRE_GPU();
     const MultichannelOptions o = gpu();
-    for (const int channels : {3, 16}) {
-        const Shape s{channels, 8, 5};
+    for (const auto &[channels, filters] : std::vector<std::pair<int, int>>{{3, 8}, {16, 8}, {16, 40}, {12, 40}}) {
+        const Shape s{channels, filters, 5};
         Tensor img_exact;
         KernelBank ker_exact;
         Halide::Runtime::Buffer<> img = random_image(o.precision, channels, 40, 12, true, img_exact);
@@ -490,9 +524,9 @@ TEST_P(MultichannelGpu, InfiniteSampleStaysInsideItsWindows) {
                 }
             }
         }
-        EXPECT_EQ(inside_finite, 0) << channels << " channels";
+        EXPECT_EQ(inside_finite, 0) << channels << " channels, " << filters << " filters";
         EXPECT_TRUE(matches(out, ref, o.precision, channels * 25, true, on_tensor_cores(o.algorithm, o.precision)))
-            << channels << " channels";
+            << channels << " channels, " << filters << " filters";
     }
 }
 
