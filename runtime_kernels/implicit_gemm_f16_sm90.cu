@@ -155,15 +155,14 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
     const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     float acc[rows][acc_n];
-    // Queues the wgmma of one step (item) for this warpgroup's rows; the first step of a
-    // tile overwrites the accumulators instead of adding to them.
-    const auto compute = [&](int item) {
-        const int s = item % steps;
+    // Queues the wgmma of step s (its data in `stage`) for this warpgroup's rows; the
+    // first step of a tile overwrites the accumulators instead of adding to them.
+    const auto compute = [&](int s, int stage) {
         const int cc = s % p.chunks_c, r = s / p.chunks_c, cx = r % p.chunks_x, cy = r / p.chunks_x;
         const int kyv = min(p.kyn, a.kh - cy * p.kyn), kxv = min(p.kxn, a.kw - cx * p.kxn);
         // k16 slices holding channels below C (the rest would multiply zeros).
         const int slices = min(p.cc, round_up(a.channels - cc * p.cc, 16)) / 16;
-        const uint32_t halo = stages + (item % p.stages) * p.stage_bytes;
+        const uint32_t halo = stages + stage * p.stage_bytes;
         const uint32_t w = p.resident ? weights + s * p.weight_bytes : halo + p.halo_bytes;
         const uint64_t da = tc::wgmma_descriptor(w, a_plane_bytes, 128);
         const uint64_t db = tc::wgmma_descriptor(halo, p.plane_stride, 128);
@@ -206,59 +205,82 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
         tc::wgmma_commit();
     };
     // One arrival per warpgroup once its wgmma that read the stage have completed.
-    const auto release = [&](int item) {
+    const auto release = [&](int stage) {
         if ((threadIdx.x & 127) == 0) {
-            tc::mbarrier_arrive(empty + 8 * (item % p.stages));
+            tc::mbarrier_arrive(empty + 8 * stage);
         }
     };
-    // Lane (g, t) holds filters f = 16 warp + g (+ 8) at pixels 8j + 2t and 8j + 2t + 1;
-    // one shuffle with lane g ^ 1 turns that into two adjacent filters at one pixel, the
-    // pair written to the staging buffer with one store. Every accumulator is read on
-    // every path (only the global stores are conditional): ptxas serializes all wgmma of
-    // a kernel that reads accumulators under a branch it cannot prove warpgroup-uniform.
+    // The epilogue, per 128 pixels of a row: accumulators -> staging (pixel-major, each
+    // pixel's 64 filters contiguous) -> 16-byte global stores. Lane (g, t) holds filters
+    // 16 warp + g (+ 8) at pixels 8j + 2t, 8j + 2t + 1, the mma fragment layout: f16
+    // results go through stmatrix with transposition (four 8 x 8 blocks per instruction);
+    // f32 ones pair adjacent filters with one shuffle (lane g ^ 1) and store the pair.
+    // Every accumulator is read on every path (only the global stores are conditional):
+    // ptxas serializes all wgmma of a kernel that reads accumulators under a branch it
+    // cannot prove warpgroup-uniform.
     unsigned char *const staging = smem_raw + (base - raw) + p.staging_offset + group * staged_pixels * pitch;
+    const uint32_t staging_shared = shared_address(staging);
     const int wg_thread = threadIdx.x & 127;
+    constexpr int per_chunk = 16 / sizeof(Out);     // outputs per 16-byte store
+    constexpr int chunks = wg_filters / per_chunk;  // per pixel
+    constexpr int pixel_step = 128 / chunks;        // pixels apart for one thread
+    const int chunk = wg_thread % chunks, first_px = wg_thread / chunks;
+    const auto stage_out = [&](const float(&d)[acc_n], int half) {
+        if constexpr (sizeof(Out) == 2) {
+            const int i = lane >> 3, r = lane & 7;  // this lane addresses row r of block i
+            const uint32_t row_address = staging_shared + (8 * (i >> 1) + r) * pitch + (16 * warp + 8 * (i & 1)) * 2;
+#pragma unroll
+            for (int j = 0; j < staged_pixels / 8; j += 2) {
+                const int jj = half * (staged_pixels / 8) + j;
+                tc::stmatrix_x4_trans(row_address + 8 * j * pitch, tc::pack_half2(d[4 * jj], d[4 * jj + 1]),
+                                      tc::pack_half2(d[4 * jj + 2], d[4 * jj + 3]),
+                                      tc::pack_half2(d[4 * jj + 4], d[4 * jj + 5]),
+                                      tc::pack_half2(d[4 * jj + 6], d[4 * jj + 7]));
+            }
+        } else {
+            const bool odd = g & 1;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int n = 16 * warp + 8 * h + g - odd;
+#pragma unroll
+                for (int j = 0; j < staged_pixels / 8; j++) {
+                    const int jj = half * (staged_pixels / 8) + j;
+                    const float e0 = d[4 * jj + 2 * h], e1 = d[4 * jj + 2 * h + 1];
+                    const float other = __shfl_xor_sync(0xffffffffu, odd ? e0 : e1, 4);
+                    tc::store_pair<Out>(reinterpret_cast<Out *>(staging + (8 * j + 2 * t + odd) * pitch) + n,
+                                        odd ? other : e0, odd ? e1 : other);
+                }
+            }
+        }
+    };
     const auto epilogue = [&](int tile) {
         const int ty = tile / a.tiles_x, tx = tile - ty * a.tiles_x;
-        const bool odd = g & 1;
-        // Whole 64-filter blocks with aligned rows take 16-byte stores.
+        // Whole 64-filter blocks with aligned pixels take 16-byte stores.
         const bool vector = a.vector_stores && (nb + 1) * wg_filters <= a.filters;
-        constexpr int per_chunk = 16 / sizeof(Out);  // outputs per 16 bytes
-        constexpr int chunks = staged_pixels * wg_filters / per_chunk;
 #pragma unroll
         for (int rr = 0; rr < rows; rr++) {
             const int y = ty * tile_h + group * rows + rr;
 #pragma unroll
             for (int half = 0; half < NPX / staged_pixels; half++) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int n = 16 * warp + 8 * h + g - odd;
-#pragma unroll
-                    for (int j = 0; j < staged_pixels / 8; j++) {
-                        const int jj = half * (staged_pixels / 8) + j;
-                        const float e0 = acc[rr][4 * jj + 2 * h], e1 = acc[rr][4 * jj + 2 * h + 1];
-                        const float other = __shfl_xor_sync(0xffffffffu, odd ? e0 : e1, 4);
-                        const float v0 = odd ? other : e0, v1 = odd ? e1 : other;
-                        Out *const o = reinterpret_cast<Out *>(staging + (8 * j + 2 * t + odd) * pitch) + n;
-                        tc::store_pair<Out>(o, v0, v1);
-                    }
-                }
+                stage_out(acc[rr], half);
                 tc::named_barrier(1 + group, 128);
-                const bool row_in = y < a.out_h;
-                for (int k = wg_thread; k < chunks; k += 128) {
-                    const int px = k / (wg_filters / per_chunk), c = k % (wg_filters / per_chunk);
-                    const int x = tx * NPX + half * staged_pixels + px;
-                    if (row_in && x < a.out_w) {
-                        const uint4 v = *reinterpret_cast<const uint4 *>(staging + px * pitch + 16 * c);
-                        Out *const o = a.out + y * a.osy + x * a.osx + nb * wg_filters + c * per_chunk;
-                        if (vector) {
-                            *reinterpret_cast<uint4 *>(o) = v;
-                        } else {
-                            const Out *const e = reinterpret_cast<const Out *>(&v);
-                            for (int m = 0; m < per_chunk; m++) {
-                                if (nb * wg_filters + c * per_chunk + m < a.filters) {
-                                    o[m] = e[m];
-                                }
+                const int x = tx * NPX + half * staged_pixels + first_px;
+                if (y < a.out_h) {
+                    Out *const o = a.out + y * a.osy + x * a.osx + nb * wg_filters + chunk * per_chunk;
+                    const unsigned char *const src = staging + first_px * pitch + 16 * chunk;
+                    if (vector) {
+#pragma unroll
+                        for (int q = 0; q < staged_pixels / pixel_step; q++) {
+                            if (x + q * pixel_step < a.out_w) {
+                                *reinterpret_cast<uint4 *>(o + q * pixel_step * a.osx) =
+                                    *reinterpret_cast<const uint4 *>(src + q * pixel_step * pitch);
+                            }
+                        }
+                    } else {
+                        for (int q = 0; q < staged_pixels / pixel_step && x + q * pixel_step < a.out_w; q++) {
+                            const Out *const e = reinterpret_cast<const Out *>(src + q * pixel_step * pitch);
+                            for (int m = 0; m < per_chunk && nb * wg_filters + chunk * per_chunk + m < a.filters; m++) {
+                                o[q * pixel_step * a.osx + m] = e[m];
                             }
                         }
                     }
@@ -273,17 +295,23 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
     }
     // Step i's stage is released once step i + 1 is queued and step i has completed, so
     // up to two steps of wgmma are in flight while the producer refills the rest.
-    for (int tile_i = 0, i = 0; tile_i < my_tiles; tile_i++) {
-        for (int s = 0; s < steps; s++, i++) {
-            tc::mbarrier_wait(full + 8 * (i % p.stages), (i / p.stages) & 1);
-            compute(i);
+    int stage = 0, phase = 0, previous = 0;
+    for (int tile_i = 0; tile_i < my_tiles; tile_i++) {
+        for (int s = 0; s < steps; s++) {
+            tc::mbarrier_wait(full + 8 * stage, phase);
+            compute(s, stage);
             tc::wgmma_wait<1>();
             if (s > 0) {
-                release(i - 1);
+                release(previous);
+            }
+            previous = stage;
+            if (++stage == p.stages) {
+                stage = 0;
+                phase ^= 1;
             }
         }
         tc::wgmma_wait<0>();
-        release(i - 1);
+        release(previous);
         epilogue(int(blockIdx.x) + tile_i * int(gridDim.x));
     }
 }

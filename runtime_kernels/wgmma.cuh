@@ -14,6 +14,8 @@
 //   d[4j + 2..3] = D(16w + g + 8, 8j + 2t .. 8j + 2t + 1)
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
 
 namespace halconv::tc {
@@ -103,6 +105,21 @@ __device__ inline void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b,
           "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
           "+f"(d[126]), "+f"(d[127])
         : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+
+// Two floats as one register of two halves (round to nearest), x in the low half.
+__device__ inline uint32_t pack_half2(float x, float y) {
+    const __half2 h = __floats2half2_rn(x, y);
+    return *reinterpret_cast<const uint32_t *>(&h);
+}
+
+// Stores four 8 x 8 b16 blocks given in the mma fragment layout (lane g = lane / 4 holds
+// row g, columns 2t and 2t + 1 of block i in r_i) transposed: column c of block i goes to
+// the 16 bytes at the address lane 8i + c gives.
+__device__ inline void stmatrix_x4_trans(uint32_t address, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
 }
 
 }  // namespace halconv::tc
