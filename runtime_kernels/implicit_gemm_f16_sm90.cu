@@ -59,8 +59,9 @@ constexpr int barrier_bytes = 256;              // full[max_stages], empty[max_s
 constexpr int tma_box_max = 256;                // TMA box edge limit
 constexpr int staged_pixels = 128;              // pixels per epilogue pass of a warpgroup
 
-// Bytes per pixel in the epilogue staging: 64 filters plus 16 bytes, so the pair stores of
-// a warp (8 pixels x 4 filter pairs) fall on 32 different banks.
+// Bytes per pixel in the epilogue staging: 64 filters plus 16 bytes, so that the 8 pixel
+// rows one stmatrix block writes (f16), or the 8 pixels x 4 filter pairs of a warp's pair
+// stores (f32), fall on different banks.
 __host__ __device__ constexpr int staging_pitch(int out_bytes) {
     return wg_filters * out_bytes + 16;
 }

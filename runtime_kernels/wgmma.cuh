@@ -46,12 +46,6 @@ __device__ inline void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
 }
 
-// Makes this thread's completed shared-memory writes (cp.async included) visible to the
-// async proxy that wgmma reads through; a barrier after it publishes them to the block.
-__device__ inline void fence_proxy_async_shared() {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 // d (64 x N, f32) = A B + (accumulate ? d : 0); A (64 x 16) and B (16 x N) f16, k-major
 // in shared memory, given by descriptors.
 __device__ inline void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, bool accumulate) {
