@@ -140,11 +140,13 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
     if constexpr (variant == Gemm::implicit) {
         static_assert(std::is_same_v<Storage, __half>, "the implicit GEMM multiplies f16 operands");
         const int in_w = in->dim[1].extent - x0, in_h = in->dim[2].extent - y0;
-        const cudaError_t e = implicit_wgmma_applies(channels, kw, kh, filters)
-                                  ? launch_implicit_wgmma_f16(image, in_w, in_h, kernels, first_filter, flip, output,
-                                                              out->dim[2].extent, stream)
-                                  : launch_implicit_gemm_f16(image, in_w, in_h, kernels, first_filter, flip, output,
-                                                             out->dim[2].extent, stream);
+        bool ran = false;
+        cudaError_t e = launch_implicit_wgmma_f16(image, in_w, in_h, kernels, first_filter, flip, output,
+                                                  out->dim[2].extent, stream, &ran);
+        if (e == cudaSuccess && !ran) {
+            e = launch_implicit_gemm_f16(image, in_w, in_h, kernels, first_filter, flip, output, out->dim[2].extent,
+                                         stream);
+        }
         return tc::finish_extern_call(uc, name, "running the implicit GEMM", e, out);
     }
 

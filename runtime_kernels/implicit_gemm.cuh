@@ -72,7 +72,7 @@ struct ImplicitProblem {
     Out *out;
     int64_t osx, osy;
     int filters, out_w, out_h;
-    bool pair_stores;  // (n, n + 1) pairs can be stored as one aligned vector
+    int vector_outputs;  // outputs one aligned vector store of at most 16 bytes may write
     int tiles_x, tiles;
     int kw, kh;
 };
@@ -95,8 +95,13 @@ ImplicitProblem<Out> implicit_problem(const Tensor3<__half> &img, int in_w, int 
     q.filters = out.filters;
     q.out_w = out.width;
     q.out_h = out_height;
-    q.pair_stores =
-        out.sx % 2 == 0 && out.sy % 2 == 0 && reinterpret_cast<uintptr_t>(out.data) % (2 * sizeof(Out)) == 0;
+    // The largest of 16 bytes' worth of outputs, halved down to 1, that divides both
+    // pixel strides and the start's alignment.
+    q.vector_outputs = 16 / sizeof(Out);
+    while (q.vector_outputs > 1 && (out.sx % q.vector_outputs != 0 || out.sy % q.vector_outputs != 0 ||
+                                    reinterpret_cast<uintptr_t>(out.data) % (q.vector_outputs * sizeof(Out)) != 0)) {
+        q.vector_outputs /= 2;
+    }
     q.tiles_x = (out.width + tile_w - 1) / tile_w;
     q.tiles = q.tiles_x * ((out_height + tile_h - 1) / tile_h);
     q.kw = kernels.width;
@@ -130,15 +135,13 @@ cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int
                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
                                      cudaStream_t stream);
 
-// Whether launch_implicit_wgmma_f16 runs this problem on the current device: an sm_90 GPU
-// (wgmma has no later or earlier form), C > 8 and more than 32 filters (one 64-filter
-// warpgroup tile; fewer waste most of it), and a plan that fits shared memory.
-bool implicit_wgmma_applies(int channels, int kw, int kh, int filters);
-
-// As launch_implicit_gemm_f16, on Hopper warpgroup MMA (see implicit_wgmma_applies).
+// As launch_implicit_gemm_f16, on Hopper warpgroup MMA, where it applies: an sm_90 GPU
+// (wgmma has no later or earlier form) whose driver encodes TMA tensor maps, C > 8 and
+// more than 32 filters (one 64-filter warpgroup tile; fewer waste most of it), and a plan
+// that fits shared memory. Elsewhere *ran is false and nothing is queued.
 template <typename Out>
 cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                       int first_filter, bool flip, const OutputView<Out> &out, int out_height,
-                                      cudaStream_t stream);
+                                      cudaStream_t stream, bool *ran);
 
 }  // namespace halconv::mc

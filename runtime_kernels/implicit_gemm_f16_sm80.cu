@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
                     for (int j = 0; j < NT; j++) {
                         const int n = nb * BN + j * 8 + 2 * t;
                         const float v0 = acc[m][j][2 * h], v1 = acc[m][j][2 * h + 1];
-                        if (a.pair_stores && n + 1 < a.filters) {
+                        if (a.vector_outputs >= 2 && n + 1 < a.filters) {
                             store_pair<Out>(o + n, v0, v1);
                         } else {
                             if (n < a.filters) {

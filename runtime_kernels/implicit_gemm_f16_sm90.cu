@@ -91,7 +91,6 @@ template <typename Out>
 struct WgmmaArgs : ImplicitProblem<Out> {  // kmat is [filter block][step][tap][c8][64][8]
     CUtensorMap image_map;                 // (channel, x, y) of the image region, one plane per box
     WgmmaPlan p;
-    bool vector_stores;  // 16-byte output stores are aligned
 };
 
 // KT > 0: the plan takes the whole KT x KT kernel in one step with 16-channel chunks
@@ -257,7 +256,7 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
     const auto epilogue = [&](int tile) {
         const int ty = tile / a.tiles_x, tx = tile - ty * a.tiles_x;
         // Whole 64-filter blocks with aligned pixels take 16-byte stores.
-        const bool vector = a.vector_stores && (nb + 1) * wg_filters <= a.filters;
+        const bool vector = a.vector_outputs == per_chunk && (nb + 1) * wg_filters <= a.filters;
 #pragma unroll
         for (int rr = 0; rr < rows; rr++) {
             const int y = ty * tile_h + group * rows + rr;
@@ -484,31 +483,24 @@ cudaError_t encode_image_map(const Tensor3<__half> &img, int channels, int in_w,
 
 }  // namespace
 
-bool implicit_wgmma_applies(int channels, int kw, int kh, int filters) {
-    DeviceFacts d;
-    if (device_facts(&d) != cudaSuccess || d.major != 9 || d.minor != 0 || channels <= 8 || filters <= 32 ||
-        tensor_map_encoder() == nullptr) {
-        return false;
-    }
-    // f32 outputs need the larger epilogue staging: a plan for them fits f16 too.
-    return plan_wgmma(channels, kw, kh, 256, 2, sizeof(float), size_t(d.smem_limit)).steps > 0;
-}
-
 template <typename Out>
 cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                       int first_filter, bool flip, const OutputView<Out> &out, int out_height,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream, bool *ran) {
+    *ran = false;
     DeviceFacts d;
     cudaError_t e = device_facts(&d);
-    if (e != cudaSuccess) {
+    if (e != cudaSuccess || d.major != 9 || d.minor != 0 || kernels.channels <= 8 || out.filters <= 32 ||
+        tensor_map_encoder() == nullptr) {
         return e;
     }
     WgmmaArgs<Out> a{};
     a.p = plan_wgmma(kernels.channels, kernels.width, kernels.height, out.width, out_height, sizeof(Out),
                      size_t(d.smem_limit));
     if (a.p.steps == 0) {
-        return cudaErrorInvalidConfiguration;  // implicit_wgmma_applies said no
+        return cudaSuccess;
     }
+    *ran = true;
     __half *packed = nullptr, *kmat = nullptr;
     Tensor3<__half> img{};
     e = aligned_image(image, in_w, in_h, 8, &img, &packed, stream);
@@ -525,9 +517,6 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
     if (e == cudaSuccess) {
         static_cast<ImplicitProblem<Out> &>(a) =
             implicit_problem(img, in_w, in_h, kernels, kmat, out, out_height, a.p.npx, a.p.tile_h);
-        constexpr int per_vector = 16 / sizeof(Out);
-        a.vector_stores =
-            out.sx % per_vector == 0 && out.sy % per_vector == 0 && reinterpret_cast<uintptr_t>(out.data) % 16 == 0;
         e = encode_image_map(img, kernels.channels, in_w, in_h, a.p, &a.image_map);
     }
     if (e == cudaSuccess) {
@@ -540,8 +529,8 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
 }
 
 template cudaError_t launch_implicit_wgmma_f16<float>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
-                                                      bool, const OutputView<float> &, int, cudaStream_t);
+                                                      bool, const OutputView<float> &, int, cudaStream_t, bool *);
 template cudaError_t launch_implicit_wgmma_f16<__half>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
-                                                       bool, const OutputView<__half> &, int, cudaStream_t);
+                                                       bool, const OutputView<__half> &, int, cudaStream_t, bool *);
 
 }  // namespace halconv::mc
