@@ -42,7 +42,8 @@ int positive_int(const std::string &text, const std::string &what) {
         used = 0;
     }
     if (text.empty() || used != text.size() || value < 1 || value > 1 << 20) {
-        throw Error("bad " + what + " '" + text + "'; allowed: an integer from 1 to 1048576");
+        throw Error(ErrorCode::invalid_argument,
+                    "bad " + what + " '" + text + "'; allowed: an integer from 1 to 1048576");
     }
     return static_cast<int>(value);
 }
@@ -58,7 +59,7 @@ std::vector<int> parse_kernels(const std::string &text) {
         k.push_back(positive_int(item, "kernel size"));
     }
     if (k.empty()) {
-        throw Error("no kernel sizes given; allowed: 'sweep' or a list such as 3,15,31");
+        throw Error(ErrorCode::invalid_argument, "no kernel sizes given; allowed: 'sweep' or a list such as 3,15,31");
     }
     return k;
 }
@@ -76,7 +77,7 @@ std::vector<Size> parse_sizes(const std::string &text) {
         }
     }
     if (sizes.empty()) {
-        throw Error("no image sizes given; allowed: a list such as 1024,4096,3840x2160");
+        throw Error(ErrorCode::invalid_argument, "no image sizes given; allowed: a list such as 1024,4096,3840x2160");
     }
     return sizes;
 }
@@ -84,7 +85,7 @@ std::vector<Size> parse_sizes(const std::string &text) {
 Plane correlate_valid_gold(const Plane &image, const Plane &kernel, int threads) {
     const int ow = image.width - kernel.width + 1, oh = image.height - kernel.height + 1;
     if (ow < 1 || oh < 1) {
-        throw Error("gold correlation: kernel larger than the image");
+        throw Error(ErrorCode::invalid_argument, "gold correlation: kernel larger than the image");
     }
     Plane out(ow, oh);
     auto rows = [&](int first, int step) {
@@ -127,8 +128,9 @@ double correlate_valid_at(const Plane &image, const Plane &kernel, int x, int y)
 
 ApeSummary ape_summary(const Plane &reference, const std::vector<double> &values) {
     if (values.size() != reference.data.size() || values.empty()) {
-        throw Error("accuracy: " + std::to_string(values.size()) + " values for a reference of " +
-                    std::to_string(reference.data.size()));
+        throw Error(ErrorCode::invalid_argument, "accuracy: " + std::to_string(values.size()) +
+                                                     " values for a reference of " +
+                                                     std::to_string(reference.data.size()));
     }
     std::vector<double> ape(values.size());
     for (size_t i = 0; i < values.size(); i++) {
@@ -157,14 +159,14 @@ void Table::add_row() {
 size_t Table::index_of(const std::string &column) const {
     const auto it = std::find(columns_.begin(), columns_.end(), column);
     if (it == columns_.end()) {
-        throw Error("result table has no column '" + column + "'");
+        throw Error(ErrorCode::invalid_argument, "result table has no column '" + column + "'");
     }
     return size_t(it - columns_.begin());
 }
 
 void Table::set(const std::string &column, const std::string &text) {
     if (rows_.empty()) {
-        throw Error("result table: set() before add_row()");
+        throw Error(ErrorCode::invalid_argument, "result table: set() before add_row()");
     }
     rows_.back()[index_of(column)] = {text, false};
 }
@@ -268,12 +270,12 @@ void write_text_file(const std::string &path, const std::string &text) {
     const std::string temporary = path + ".partial";
     std::FILE *f = std::fopen(temporary.c_str(), "wb");
     if (f == nullptr) {
-        throw Error("cannot write " + path);
+        throw Error(ErrorCode::invalid_argument, "cannot write " + path);
     }
     const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
     if (std::fclose(f) != 0 || !written || std::rename(temporary.c_str(), path.c_str()) != 0) {
         std::remove(temporary.c_str());
-        throw Error("cannot write " + path);
+        throw Error(ErrorCode::invalid_argument, "cannot write " + path);
     }
 }
 

@@ -12,7 +12,7 @@ namespace halconv::bench {
 
 inline void check_cudnn(cudnnStatus_t s, const char *what) {
     if (s != CUDNN_STATUS_SUCCESS) {
-        throw Error(std::string("cuDNN error in ") + what + ": " + cudnnGetErrorString(s));
+        throw Error(ErrorCode::device, std::string("cuDNN error in ") + what + ": " + cudnnGetErrorString(s));
     }
 }
 

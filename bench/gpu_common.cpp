@@ -15,7 +15,7 @@ namespace halconv::bench {
 
 void check_cuda(cudaError_t e, const char *what) {
     if (e != cudaSuccess) {
-        throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
+        throw Error(ErrorCode::device, std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
     }
 }
 
@@ -48,7 +48,7 @@ namespace {
 
 void check_cublas(cublasStatus_t s, const char *what) {
     if (s != CUBLAS_STATUS_SUCCESS) {
-        throw Error(std::string("cuBLAS error in ") + what + ": " + cublasGetStatusString(s));
+        throw Error(ErrorCode::device, std::string("cuBLAS error in ") + what + ": " + cublasGetStatusString(s));
     }
 }
 

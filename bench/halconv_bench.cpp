@@ -3,15 +3,18 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|memory|accuracy|pipelines|multichannel] [--sizes 1024,4096,8192,3840x2160]
+//   halconv_bench [--report time|auto|memory|accuracy|pipelines|multichannel] [--sizes 1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
 //                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
 //
-// time:      one row per variant x size x K x precision: times, useful TFLOP/s (2 (H-K+1)
+// time:      one row per variant x size x K x precision (variants: `auto`, every algorithm of
+//            the registry, the peers; halconv's as plans made untimed, then applied): times, useful TFLOP/s (2 (H-K+1)
 //            (W-K+1) K^2 operations whatever the method), memory and compute floors, the
 //            fraction of the roofline, extra device bytes, and a spot check of 64 outputs
 //            against float64. A variant slower than --max-ms at some K is not run at larger
 //            K for that size and precision (row status "skipped").
+// auto:      the time report, then a table of auto against the best halconv algorithm and
+//            the best peer at every point (the target: auto within 5 % of the best halconv).
 // memory:    the same rows without timing: extra device bytes per variant (seed 000 Table 4).
 // accuracy:  MAPE (seed 000 eq. 20, median absolute percentage error) against a float64
 //            correlation of the original photo, per photo x variant x precision x K, kernels
@@ -63,7 +66,7 @@ Precision precision_of(const std::string &s) {
             return p;
         }
     }
-    throw Error("unknown precision '" + s + "'; allowed: f64, f32, f16, f16f32");
+    throw Error(ErrorCode::invalid_argument, "unknown precision '" + s + "'; allowed: f64, f32, f16, f16f32");
 }
 
 std::vector<std::string> split_list(const std::string &text) {
@@ -80,7 +83,7 @@ std::vector<std::string> split_list(const std::string &text) {
 }
 
 const char *usage =
-    "usage: halconv_bench [--report time|memory|accuracy|pipelines|multichannel] [--sizes LIST]\n"
+    "usage: halconv_bench [--report time|auto|memory|accuracy|pipelines|multichannel] [--sizes LIST]\n"
     "                     [--kernels sweep|LIST]\n"
     "                     [--precisions LIST] [--variants LIST] [--reps N>=20] [--max-ms MS]\n"
     "                     [--photos FILE|DIR,...] [--csv FILE] [--json FILE]\n";
@@ -98,7 +101,7 @@ Settings parse(int argc, char **argv) {
             std::exit(0);
         }
         if (name.rfind("--", 0) != 0 || i + 1 >= argc) {
-            throw Error("bad argument '" + name + "'\n" + usage);
+            throw Error(ErrorCode::invalid_argument, "bad argument '" + name + "'\n" + usage);
         }
         given[name.substr(2)] = argv[i + 1];
     }
@@ -111,9 +114,11 @@ Settings parse(int argc, char **argv) {
         return v;
     };
     s.report = take("report", "time");
-    if (s.report != "time" && s.report != "memory" && s.report != "accuracy" && s.report != "pipelines" &&
-        s.report != "multichannel") {
-        throw Error("unknown report '" + s.report + "'; allowed: time, memory, accuracy, pipelines, multichannel");
+    if (s.report != "time" && s.report != "auto" && s.report != "memory" && s.report != "accuracy" &&
+        s.report != "pipelines" && s.report != "multichannel") {
+        throw Error(
+            ErrorCode::invalid_argument,
+            "unknown report '" + s.report + "'; allowed: time, auto, memory, accuracy, pipelines, multichannel");
     }
     const bool accuracy = s.report == "accuracy", memory = s.report == "memory";
     s.sizes = parse_sizes(take("sizes", memory ? "4096" : "1024,4096,8192,3840x2160"));
@@ -130,13 +135,14 @@ Settings parse(int argc, char **argv) {
     s.photos = split_list(take("photos", data + "/cameraman.png," + data + "/photos"));
     s.reps = std::stoi(take("reps", "20"));
     if (s.reps < 20) {
-        throw Error("--reps " + std::to_string(s.reps) + " is below the protocol's 20 timed runs");
+        throw Error(ErrorCode::invalid_argument,
+                    "--reps " + std::to_string(s.reps) + " is below the protocol's 20 timed runs");
     }
     s.max_ms = std::stod(take("max-ms", "20"));
     s.csv_path = take("csv", "");
     s.json_path = take("json", "");
     if (!given.empty()) {
-        throw Error("unknown option --" + given.begin()->first + "\n" + usage);
+        throw Error(ErrorCode::invalid_argument, "unknown option --" + given.begin()->first + "\n" + usage);
     }
     return s;
 }
@@ -171,7 +177,7 @@ Halide::Runtime::Buffer<> upload(Precision p, const Plane &values) {
     }
     b.set_host_dirty();
     if (b.copy_to_device(halide_cuda_device_interface()) != 0) {
-        throw Error("could not copy benchmark data to the GPU");
+        throw Error(ErrorCode::invalid_argument, "could not copy benchmark data to the GPU");
     }
     return b;
 }
@@ -264,7 +270,7 @@ int output_bytes(Precision p) {
 
 void time_report(Run &run, Table &table) {
     const Settings &s = run.settings;
-    const bool timed = s.report == "time";
+    const bool timed = s.report == "time" || s.report == "auto";
     std::mt19937_64 rng(20261122);
     std::printf("%-24s %-6s %10s %4s %10s %8s %6s %9s  %s\n", "variant", "prec", "size", "K", "median_ms", "TFLOP/s",
                 "roof%", "extra_MiB", "status");
@@ -350,6 +356,11 @@ void time_report(Run &run, Table &table) {
                             std::printf("%s %10s %8s %6s %9.1f  %s\n", line, "", "", "", double(extra) / (1 << 20),
                                         status.c_str());
                         }
+                    } catch (const Error &e) {
+                        // A plan refuses what the algorithm cannot run (its limits): not a failure.
+                        status = e.code() == ErrorCode::unsupported ? "unsupported" : "failed";
+                        note = e.what();
+                        std::printf("%s  %s: %s\n", line, status.c_str(), e.what());
                     } catch (const std::exception &e) {
                         status = "failed";
                         note = e.what();
@@ -364,6 +375,65 @@ void time_report(Run &run, Table &table) {
             run.checkpoint();
         }
     }
+}
+
+// The auto report's verdict: per point, auto's time against the best other halconv
+// algorithm and the best peer measured in the same run.
+void auto_summary(const Table &table) {
+    struct Point {
+        double auto_ms = 0, best_ms = 0, peer_ms = 0;
+        std::string chose, best, peer;
+    };
+    std::map<std::string, Point> points;
+    std::vector<std::string> order;
+    for (size_t r = 0; r < table.rows(); r++) {
+        if (table.cell(r, "status") != "ok" || table.cell(r, "median_ms").empty()) {
+            continue;
+        }
+        const std::string key = table.cell(r, "precision") + " " + table.cell(r, "width") + "x" +
+                                table.cell(r, "height") + " K " + table.cell(r, "K");
+        if (!points.count(key)) {
+            order.push_back(key);
+        }
+        Point &p = points[key];
+        const double ms = std::stod(table.cell(r, "median_ms"));
+        const std::string variant = table.cell(r, "variant");
+        if (variant == "auto") {
+            p.auto_ms = ms;
+            p.chose = table.cell(r, "note");
+        } else if (table.cell(r, "family") == "halconv") {
+            if (p.best_ms == 0 || ms < p.best_ms) {
+                p.best_ms = ms;
+                p.best = variant;
+            }
+        } else if (p.peer_ms == 0 || ms < p.peer_ms) {
+            p.peer_ms = ms;
+            p.peer = variant;
+        }
+    }
+    std::printf("\nauto vs the best halconv algorithm and the best peer (median ms)\n");
+    std::printf("%-28s %10s %-18s %10s %-18s %7s %10s %-12s\n", "point", "auto", "(chose)", "best", "(algorithm)",
+                "ratio", "peer", "(peer)");
+    double worst = 0;
+    int within = 0, compared = 0;
+    std::string worst_at;
+    for (const std::string &key : order) {
+        const Point &p = points[key];
+        if (p.auto_ms == 0 || p.best_ms == 0) {
+            continue;
+        }
+        const double ratio = p.auto_ms / p.best_ms;
+        compared++;
+        within += ratio <= 1.05;
+        if (ratio > worst) {
+            worst = ratio;
+            worst_at = key;
+        }
+        std::printf("%-28s %10.4f %-18s %10.4f %-18s %7.3f %10.4f %-12s\n", key.c_str(), p.auto_ms, p.chose.c_str(),
+                    p.best_ms, p.best.c_str(), ratio, p.peer_ms, p.peer.c_str());
+    }
+    std::printf("auto within 5%% of the best halconv algorithm at %d of %d points; worst %.3fx at %s\n", within,
+                compared, worst, worst_at.c_str());
 }
 
 const std::vector<std::string> accuracy_columns{
@@ -395,7 +465,7 @@ std::vector<std::string> photo_files(const std::vector<std::string> &entries) {
         }
     }
     if (files.empty()) {
-        throw Error("no photos found for the accuracy report");
+        throw Error(ErrorCode::invalid_argument, "no photos found for the accuracy report");
     }
     return files;
 }
@@ -586,6 +656,9 @@ int main_checked(int argc, char **argv) {
                                 run.peers->cudnn_status, run.prop.name, table, run.checkpoint);
         } else {
             time_report(run, table);
+            if (r == "auto") {
+                auto_summary(table);
+            }
         }
     } catch (...) {
         run.metadata.push_back({"incomplete", "the run stopped early; these are the rows it had"});

@@ -1,8 +1,9 @@
 // halconv's own algorithms as benchmark variants, through the public API, and the
 // registry of every variant name.
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 
-#include "../src/internal.h"
 #include "HalideRuntimeCuda.h"
 #include "halconv/float16.h"
 #include "variants.h"
@@ -30,20 +31,26 @@ halide_type_t output_type(Precision p) {
     return storage_type(p == Precision::f16f32 ? Precision::f32 : p);
 }
 
+// A halconv algorithm (or auto) as a benchmark variant: its plan made in setup (the
+// kernel prepared, the variant chosen, the workspace sized: untimed, as a user making a
+// plan once), then applied per run.
 class HalconvVariant : public Variant {
 public:
-    HalconvVariant(Algorithm algorithm, TensorCoreShape shape) : algorithm_(algorithm), shape_(shape) {}
+    explicit HalconvVariant(Algorithm algorithm) : algorithm_(algorithm) {}
 
     std::string unsupported(const Problem &p) const override {
-        if (uses_tensor_cores(algorithm_) && p.precision != Precision::f16 && p.precision != Precision::f16f32) {
-            return "tensor-core algorithms take f16 or f16f32";
+        if (algorithm_ == Algorithm::automatic) {
+            return {};
         }
-        if (uses_tensor_cores(algorithm_) && p.k() > 128) {
-            return "tensor-core algorithms take kernels up to 128 x 128";
+        const AlgorithmInfo &info = algorithms()[size_t(algorithm_) - 1];
+        if (std::find(info.devices.begin(), info.devices.end(), Device::cuda) == info.devices.end()) {
+            return "no CUDA variant";
         }
-        if (algorithm_ == Algorithm::shared_tiled &&
-            !internal::fits_shared_tile(p.k(), p.k(), int(p.image->type().bytes()), 0)) {
-            return "the K x K apron outgrows shared_tiled's shared-memory tile";
+        if (std::find(info.precisions.begin(), info.precisions.end(), p.precision) == info.precisions.end()) {
+            return std::string("no ") + to_string(p.precision) + " variant";
+        }
+        if (info.needs_rank1_kernel) {
+            return "needs a rank-1 kernel (the benchmark's are random)";
         }
         return {};
     }
@@ -64,51 +71,59 @@ public:
             }
         }
         kernel_.set_host_dirty();
-        if (kernel_.copy_to_device(halide_cuda_device_interface()) != 0) {
-            throw Error("could not upload the kernel");
-        }
         output_ = Halide::Runtime::Buffer<>(output_type(p.precision), p.width() - p.k() + 1, p.height() - p.k() + 1);
         if (output_.device_malloc(halide_cuda_device_interface()) != 0) {
-            throw Error("could not allocate the output");
+            throw Error(ErrorCode::out_of_memory, "could not allocate the output");
         }
     }
 
     void setup() override {
         const Problem &p = problem_;
-        options_.algorithm = algorithm_;
-        options_.tensor_core_shape = shape_;
-        options_.precision = p.precision;
-        options_.mode = Mode::valid;
-        options_.device = Device::cuda;
-        options_.stream = p.stream;
+        Options o;
+        o.algorithm = algorithm_;
+        o.precision = p.precision;
+        o.mode = Mode::valid;
+        o.device = Device::cuda;
+        o.stream = p.stream;
+        plan_.emplace(Extent2d{p.width(), p.height()}, kernel_, o);
     }
 
-    void run() override { correlate2d(*problem_.image, kernel_, output_, options_); }
+    void run() override { plan_->apply(*problem_.image, output_); }
 
     OutputView output() const override {
         return {reinterpret_cast<const void *>(static_cast<uintptr_t>(output_.raw_buffer()->device)), output_.width(),
                 output_.height(), output_.width(), output_.type().bits};
     }
 
+    // What auto chose.
+    std::string note() const override {
+        return algorithm_ == Algorithm::automatic && plan_ ? to_string(plan_->dispatch().algorithm) : std::string();
+    }
+
     bool accumulates_in_storage() const override {
-        return problem_.precision == Precision::f16 && !uses_tensor_cores(algorithm_);
+        return problem_.precision == Precision::f16 && !(plan_ && uses_tensor_cores(plan_->dispatch().algorithm));
     }
 
 private:
     Algorithm algorithm_;
-    TensorCoreShape shape_;
     Problem problem_;
     Halide::Runtime::Buffer<> kernel_, output_;
-    Options options_;
+    std::optional<Plan> plan_;
 };
+
+const std::vector<std::string> peer_names{"cufft", "cudnn_best", "cudnn_implicit_gemm", "npp"};
 
 }  // namespace
 
 const std::vector<std::string> &all_variant_names() {
-    static const std::vector<std::string> names{
-        "naive",           "shared_tiled",     "autoscheduled",       "im2tensor",
-        "im2tensor_fused", "im2tensor_atomic", "diagonal_unroll",     "diagonal_unroll_m32n8k16",
-        "cufft",           "cudnn_best",       "cudnn_implicit_gemm", "npp"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n{"auto"};
+        for (const AlgorithmInfo &a : algorithms()) {
+            n.push_back(a.name);
+        }
+        n.insert(n.end(), peer_names.begin(), peer_names.end());
+        return n;
+    }();
     return names;
 }
 
@@ -132,20 +147,14 @@ std::unique_ptr<Variant> make_variant(const std::string &name, PeerContext &peer
     if (name == "npp") {
         return make_npp_variant(peers);
     }
-    if (name == "diagonal_unroll_m32n8k16") {
-        return std::make_unique<HalconvVariant>(Algorithm::diagonal_unroll, TensorCoreShape::m32n8k16);
-    }
-    for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled, Algorithm::im2tensor,
-                        Algorithm::im2tensor_fused, Algorithm::im2tensor_atomic, Algorithm::diagonal_unroll}) {
-        if (name == to_string(a)) {
-            return std::make_unique<HalconvVariant>(a, TensorCoreShape::m16n16k16);
-        }
+    if (const std::optional<Algorithm> a = algorithm_named(name)) {
+        return std::make_unique<HalconvVariant>(*a);
     }
     std::string allowed;
     for (const std::string &n : all_variant_names()) {
         allowed += (allowed.empty() ? "" : ", ") + n;
     }
-    throw Error("unknown variant '" + name + "'; allowed: " + allowed);
+    throw Error(ErrorCode::invalid_argument, "unknown variant '" + name + "'; allowed: " + allowed);
 }
 
 }  // namespace halconv::bench

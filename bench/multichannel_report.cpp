@@ -156,7 +156,7 @@ public:
             best = results[i].status == CUDNN_STATUS_SUCCESS ? i : -1;
         }
         if (best < 0) {
-            throw Error("cuDNN found no algorithm");
+            throw Error(ErrorCode::invalid_argument, "cuDNN found no algorithm");
         }
         algo_ = results[best].algo;
         check_cudnn(cudnnSetConvolutionMathType(desc_.conv, results[best].mathType), "math");

@@ -95,7 +95,7 @@ public:
                 }
             }
             if (best < 0) {
-                throw Error("cuDNN found no algorithm for this convolution");
+                throw Error(ErrorCode::device, "cuDNN found no algorithm for this convolution");
             }
             algorithm_ = results[best].algo;
             check_cudnn(cudnnSetConvolutionMathType(d_.conv, results[best].mathType), "math type");

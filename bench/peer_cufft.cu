@@ -20,7 +20,7 @@ namespace {
 
 void check_cufft(cufftResult r, const char *what) {
     if (r != CUFFT_SUCCESS) {
-        throw Error(std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what);
+        throw Error(ErrorCode::device, std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what);
     }
 }
 

@@ -64,7 +64,7 @@ public:
                                                 static_cast<float *>(output_), dst_step, roi,
                                                 static_cast<const float *>(kernel_), size, anchor, peers_.npp_context);
         if (status < 0) {  // positive statuses are NPP's warnings
-            throw Error("nppiFilter returned status " + std::to_string(status));
+            throw Error(ErrorCode::device, "nppiFilter returned status " + std::to_string(status));
         }
     }
 

@@ -58,9 +58,9 @@ public:
     virtual bool accumulates_in_storage() const { return false; }
 };
 
-// Names: naive, shared_tiled, autoscheduled, im2tensor, im2tensor_fused,
-// im2tensor_atomic, diagonal_unroll, diagonal_unroll_m32n8k16 (halconv); cufft,
-// cudnn_best, cudnn_implicit_gemm, npp (peers). Throws halconv::Error for others.
+// Names: auto and every algorithm of the registry (halconv::algorithms(): naive,
+// shared_tiled, ..., im2tensor_fused, ...); cufft, cudnn_best, cudnn_implicit_gemm,
+// npp (peers). Throws halconv::Error for others.
 std::unique_ptr<Variant> make_variant(const std::string &name, PeerContext &peers);
 const std::vector<std::string> &all_variant_names();
 // "halconv", "cufft", "cudnn" or "npp".

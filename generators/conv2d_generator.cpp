@@ -5,7 +5,7 @@
 //
 // where padded is the input extended by the boundary rule and kern is the kernel,
 // flipped when flip is true (convolution). One generator, many AOT variants: the
-// precision and the schedule are GeneratorParams (see CMakeLists.txt).
+// precision and the schedule are GeneratorParams (see variants.cmake).
 #include "Halide.h"
 #include "conv2d_schedules.h"
 #include "conv_common.h"
@@ -15,8 +15,7 @@ namespace halconv::gen {
 class Conv2d : public Halide::Generator<Conv2d> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
-    GeneratorParam<sched::Conv2dSchedule> schedule{"schedule", sched::Conv2dSchedule::cpu_tiled,
-                                                   sched::conv2d_schedule_names};
+    GeneratorParam<std::string> schedule{"schedule", "cpu_tiled"};  // a name of sched::conv2d_schedules()
 
     Input<Buffer<void, 2>> input{"input"};
     Input<Buffer<void, 2>> kernel{"kernel"};
@@ -74,23 +73,7 @@ public:
                                    .storage = types.storage,
                                    .accumulator = types.accumulator,
                                    .target = get_target()};
-        switch (schedule) {
-            case sched::Conv2dSchedule::cpu_naive:
-                sched::schedule_conv2d_cpu_naive(stages);
-                break;
-            case sched::Conv2dSchedule::cpu_tiled:
-                sched::schedule_conv2d_cpu_tiled(stages);
-                break;
-            case sched::Conv2dSchedule::gpu_naive:
-                sched::schedule_conv2d_gpu_naive(stages);
-                break;
-            case sched::Conv2dSchedule::gpu_shared_tiled:
-                sched::schedule_conv2d_gpu_shared_tiled(stages);
-                break;
-            case sched::Conv2dSchedule::cpu_auto:
-            case sched::Conv2dSchedule::gpu_auto:
-                require(false, "conv2d: the *_auto schedules need an autoscheduler");
-        }
+        sched::apply_schedule(sched::conv2d_schedules(), schedule, stages, "conv2d");
     }
 };
 

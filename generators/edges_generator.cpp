@@ -17,8 +17,7 @@ namespace halconv::gen {
 
 class Edges : public Halide::Generator<Edges> {
 public:
-    GeneratorParam<sched::EdgesSchedule> schedule{"schedule", sched::EdgesSchedule::cpu_fused,
-                                                  sched::edges_schedule_names};
+    GeneratorParam<std::string> schedule{"schedule", "cpu_fused"};  // a name of sched::edges_schedules()
 
     Input<Buffer<float, 2>> input{"input"};
     Input<int32_t> boundary{"boundary"};  // a halconv::Boundary value
@@ -74,20 +73,7 @@ public:
                                   .out_height = height,
                                   .near_image = near,
                                   .target = get_target()};
-        switch (schedule) {
-            case sched::EdgesSchedule::cpu_fused:
-                sched::schedule_edges_cpu_fused(stages);
-                break;
-            case sched::EdgesSchedule::cpu_staged:
-                sched::schedule_edges_cpu_staged(stages);
-                break;
-            case sched::EdgesSchedule::gpu_fused:
-                sched::schedule_edges_gpu_fused(stages);
-                break;
-            case sched::EdgesSchedule::gpu_staged:
-                sched::schedule_edges_gpu_staged(stages);
-                break;
-        }
+        sched::apply_schedule(sched::edges_schedules(), schedule, stages, "edges");
     }
 };
 

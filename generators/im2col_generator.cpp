@@ -13,14 +13,20 @@
 // Precision: f16f32 / f16 (float16 operands on tensor cores, f32 accumulation, f32 or f16
 // result) or f32 (cuBLAS SGEMM). CUDA targets only.
 //
-// GeneratorParam implicit: the extern stage is the implicit GEMM (no column buffer;
-// f16 / f16f32 only), and the boundary stage pads channels to the implicit kernel's pitch
-// (2, 4 or 8 for C <= 8, else C rounded up to 8) so that its 16-byte copies apply.
+// GeneratorParam gemm: im2col (the column buffer), or implicit: the extern stage is the
+// implicit GEMM (no column buffer; f16 / f16f32 only), and the boundary stage pads
+// channels to the implicit kernel's pitch (2, 4 or 8 for C <= 8, else C rounded up to
+// 8) so that its 16-byte copies apply.
 #include "Halide.h"
 #include "conv_common.h"
 #include "tensor_core_schedules.h"
 
 namespace halconv::gen {
+
+// Which GEMM the extern stage runs (the registry's schedule of an im2col row).
+enum class Gemm { im2col, implicit };
+inline const std::map<std::string, Gemm> gemm_names = {{"im2col", Gemm::im2col}, {"implicit", Gemm::implicit}};
+
 namespace {
 
 // The extern stage: args are (image, kernels, flip, first channel and channel extent of
@@ -46,7 +52,7 @@ Halide::Func im2col_stage(const Halide::Target &target, Precision precision, boo
 class Im2colValid : public Halide::Generator<Im2colValid> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
-    GeneratorParam<bool> implicit{"implicit", false};
+    GeneratorParam<Gemm> gemm{"gemm", Gemm::im2col, gemm_names};
 
     Input<Buffer<void, 3>> input{"input"};    // (c, x, y)
     Input<Buffer<void, 4>> kernel{"kernel"};  // (c, i, j, n)
@@ -56,6 +62,7 @@ public:
     void generate() {
         // ALGORITHM (the schedule is the extern stage's own)
         Var n{"n"}, x{"x"}, y{"y"};
+        const bool implicit = gemm == Gemm::implicit;
         output = im2col_stage(get_target(), precision, implicit,
                               {input, kernel, flip, input.dim(0).min(), kernel.dim(0).extent()}, n, x, y);
     }
@@ -64,7 +71,7 @@ public:
 class Im2col : public Halide::Generator<Im2col> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
-    GeneratorParam<bool> implicit{"implicit", false};
+    GeneratorParam<Gemm> gemm{"gemm", Gemm::im2col, gemm_names};
 
     Input<Buffer<void, 3>> input{"input"};    // (c, x, y)
     Input<Buffer<void, 4>> kernel{"kernel"};  // (c, i, j, n)
@@ -78,6 +85,7 @@ public:
     void generate() {
         // ALGORITHM
         Var c{"c"}, n{"n"}, x{"x"}, y{"y"};
+        const bool implicit = gemm == Gemm::implicit;
         const Expr channels = kernel.dim(0).extent();
         Func shifted{"shifted"};
         // The extern stage becomes the output first: the fold test reads the output

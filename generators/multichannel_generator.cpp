@@ -18,8 +18,7 @@ namespace halconv::gen {
 class Multichannel : public Halide::Generator<Multichannel> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
-    GeneratorParam<sched::MultichannelSchedule> schedule{"schedule", sched::MultichannelSchedule::cpu_direct,
-                                                         sched::multichannel_schedule_names};
+    GeneratorParam<std::string> schedule{"schedule", "cpu_direct"};  // a name of sched::multichannel_schedules()
 
     Input<Buffer<void, 3>> input{"input"};    // (c, x, y)
     Input<Buffer<void, 4>> kernel{"kernel"};  // (c, i, j, n)
@@ -68,14 +67,7 @@ public:
                                          .r = r,
                                          .accumulator = types.accumulator,
                                          .target = get_target()};
-        switch (schedule) {
-            case sched::MultichannelSchedule::cpu_direct:
-                sched::schedule_multichannel_cpu_direct(stages);
-                break;
-            case sched::MultichannelSchedule::gpu_direct:
-                sched::schedule_multichannel_gpu_direct(stages);
-                break;
-        }
+        sched::apply_schedule(sched::multichannel_schedules(), schedule, stages, "multichannel");
     }
 };
 

@@ -12,8 +12,7 @@ namespace halconv::gen {
 class Separable : public Halide::Generator<Separable> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
-    GeneratorParam<sched::SeparableSchedule> schedule{"schedule", sched::SeparableSchedule::cpu_separable,
-                                                      sched::separable_schedule_names};
+    GeneratorParam<std::string> schedule{"schedule", "cpu_separable"};  // a name of sched::separable_schedules()
 
     Input<Buffer<void, 2>> input{"input"};
     Input<Buffer<void, 1>> row_kernel{"row_kernel"};  // along x, length k_width
@@ -64,20 +63,7 @@ public:
                                       .storage = types.storage,
                                       .accumulator = types.accumulator,
                                       .target = get_target()};
-        switch (schedule) {
-            case sched::SeparableSchedule::cpu_separable:
-                sched::schedule_separable_cpu(stages);
-                break;
-            case sched::SeparableSchedule::gpu_separable:
-                sched::schedule_separable_gpu(stages);
-                break;
-            case sched::SeparableSchedule::cpu_separable_two_pass:
-                sched::schedule_separable_cpu_two_pass(stages);
-                break;
-            case sched::SeparableSchedule::gpu_separable_two_pass:
-                sched::schedule_separable_gpu_two_pass(stages);
-                break;
-        }
+        sched::apply_schedule(sched::separable_schedules(), schedule, stages, "separable");
     }
 };
 

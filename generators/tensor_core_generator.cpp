@@ -6,8 +6,11 @@
 //     is; no copy, no extra memory.
 //   halconv_tensor_core: same / full placement and every boundary rule, as conv2d: a
 //     Halide boundary stage builds the extended, shifted image on the GPU
-//       shifted(x, y) = padded(x - offset_x, y - offset_y)
-//     and the extern stage computes the valid correlation of it.
+//       extended(x, y) = padded(x - offset_x, y - offset_y)
+//     and the extern stage computes the valid correlation of it. `extended` is a second
+//     output, over the output's region plus the kernel's halo (output min to output
+//     max + k - 1), so the caller owns that image-sized temporary: a Plan allocates it
+//     once instead of the pipeline on every call.
 //
 // The variant (im2tensor, fused, atomic, diagonal unrolling in two layouts) and the
 // precision (f16: f16 result; f16f32: f32 result; both accumulate in f32) pick the
@@ -49,6 +52,7 @@ public:
     Input<int32_t> offset_y{"offset_y"};
     Input<bool> flip{"flip"};
     Output<Buffer<void, 2>> output{"output"};
+    Output<Buffer<Halide::float16_t, 2>> extended{"extended"};  // the image the extern stage reads
 
     void generate() {
         // ALGORITHM
@@ -56,14 +60,15 @@ public:
         Func shifted{"shifted"};
         // The extern stage becomes the output first: the fold test below reads the
         // output buffer's bounds, which exist only once the output has its Func.
-        output = tensor_core_stage(get_target(), variant, precision, {shifted, kernel, flip}, x, y);
+        output = tensor_core_stage(get_target(), variant, precision, {Func(extended), kernel, flip}, x, y);
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
         const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
         Func padded = extend_by_rule(input, boundary, Halide::cast(Halide::Float(16), fill), near, x, y);
         shifted(x, y) = padded(x - offset_x, y - offset_y);
+        extended(x, y) = shifted(x, y);
 
         // SCHEDULE
-        sched::schedule_tensor_core_boundary_gpu(shifted, x, y);
+        sched::schedule_tensor_core_boundary_gpu(extended, x, y);
     }
 };
 

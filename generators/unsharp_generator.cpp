@@ -20,8 +20,7 @@ namespace halconv::gen {
 
 class Unsharp : public Halide::Generator<Unsharp> {
 public:
-    GeneratorParam<sched::UnsharpSchedule> schedule{"schedule", sched::UnsharpSchedule::cpu_tiled,
-                                                    sched::unsharp_schedule_names};
+    GeneratorParam<std::string> schedule{"schedule", "cpu_tiled"};  // a name of sched::unsharp_schedules()
 
     Input<Buffer<float, 2>> input{"input"};
     Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
@@ -33,7 +32,8 @@ public:
     Output<Buffer<float, 2>> output{"output"};
 
     void generate() {
-        const bool tensor_cores = schedule == sched::UnsharpSchedule::gpu_tensor_core;
+        // The blur is the extern stage where the target has CUDA (the gpu_tensor_core schedule).
+        const bool tensor_cores = get_target().has_feature(Halide::Target::CUDA);
         // ALGORITHM
         Var x{"x"}, y{"y"};
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
@@ -60,14 +60,7 @@ public:
         // SCHEDULE
         sched::UnsharpStages stages{
             .output = output, .blur = blur, .shifted = shifted, .x = x, .y = y, .r = r, .target = get_target()};
-        switch (schedule) {
-            case sched::UnsharpSchedule::cpu_tiled:
-                sched::schedule_unsharp_cpu_tiled(stages);
-                break;
-            case sched::UnsharpSchedule::gpu_tensor_core:
-                sched::schedule_unsharp_gpu_tensor_core(stages);
-                break;
-        }
+        sched::apply_schedule(sched::unsharp_schedules(), schedule, stages, "unsharp");
     }
 };
 

@@ -8,6 +8,8 @@
 // Generators call them through define_extern (generators/tensor_core_generator.cpp).
 #pragma once
 
+#include <stddef.h>
+
 #include "HalideRuntime.h"
 
 #ifdef __cplusplus
@@ -28,6 +30,14 @@ int halconv_tc_dki_m16n16k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel
 int halconv_tc_dki_m16n16k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_dki_m32n8k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_dki_m32n8k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+
+// Device bytes of scratch one call of halconv_tc_<variant>_<f16 or f16f32> takes for an
+// out_width x out_height output and a kernel_width x kernel_height kernel on the current
+// device: the workspace a caller installs so that the call allocates nothing
+// (workspace.h). variant is the entry's name above ("im2tensor_fused", "dki_m16n16k16",
+// ...); an unknown variant gives SIZE_MAX.
+size_t halconv_tc_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height, int kernel_width,
+                                  int kernel_height);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include "halconv_tc.h"
 #include "tc_common.cuh"
 #include "tc_mma.cuh"
+#include "workspace.h"
 
 namespace halconv::tc {
 namespace {
@@ -365,6 +366,50 @@ __global__ void boundary_chunks_kernel(FusedParams p) {
     p.io.store<Out>(j, k, Zero ? 0.f : p.partials[edge * 32 + d] + p.partials[edge * 32 + frag + d]);
 }
 
+// Launch geometry of one call: FusedParams without the problem's pointers, the dynamic
+// shared memory, the kernel instantiation and the grid.
+struct FusedLaunch {
+    FusedParams p{};
+    size_t smem = 0;
+    void (*fused)(FusedParams) = nullptr;  // the instantiation for this kernel height
+    int strips = 0, row_blocks = 0;
+};
+
+template <typename Out, bool Atomic>
+cudaError_t configure(FusedLaunch &l) {
+    FusedParams &p = l.p;
+    p.na = (p.io.ker.width + frag - 1) / frag;
+    const int nb = (p.io.ker.height + frag - 1) / frag;
+    p.ldk = ldmatrix_pitch(p.na * frag);
+    p.slots = p.na + 2 * chunks_per_step(nb) - 1;
+    p.pitch = ldmatrix_pitch(p.slots * frag);
+    p.jtot = (p.io.out_width + frag - 1) / frag + 1;
+    l.row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
+    const int rows = block_rows + nb * frag;
+    l.smem = size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
+             size_t(warps_per_block * reduce_floats) * sizeof(float);
+    const cudaError_t e = with_row_fragments(nb, [&](auto NB) {
+        constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
+        l.fused = kernel;
+        cudaError_t f = allow_opt_in_shared_memory<kernel>();
+        int resident = 0;
+        if (f == cudaSuccess) {
+            f = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads_per_block, l.smem);
+        }
+        p.strip_chunks = strip_chunks_for_waves(p.jtot, l.row_blocks, resident, p.na + chunks_per_step(nb) - 1);
+        return f;
+    });
+    l.strips = (p.jtot + p.strip_chunks - 1) / p.strip_chunks;
+    p.boundaries = l.strips - 1;
+    return e;
+}
+
+// Bytes of the partial sums at strip boundaries (fused only: atomic adds them in place).
+template <bool Atomic>
+size_t partials_bytes(const FusedParams &p) {
+    return !Atomic && p.boundaries > 0 ? size_t(p.io.out_height) * p.boundaries * 32 * sizeof(float) : 0;
+}
+
 template <typename Out, bool Atomic>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
     ExternCall call;
@@ -372,65 +417,61 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     if (status != 0) {
         return status < 0 ? 0 : status;
     }
-    FusedParams p{};
-    p.io = call.problem;
-    p.na = (p.io.ker.width + frag - 1) / frag;
-    const int nb = (p.io.ker.height + frag - 1) / frag;
-    p.ldk = ldmatrix_pitch(p.na * frag);
-    p.slots = p.na + 2 * chunks_per_step(nb) - 1;
-    p.pitch = ldmatrix_pitch(p.slots * frag);
-    p.jtot = (p.io.out_width + frag - 1) / frag + 1;
-    const int row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
-    const int rows = block_rows + nb * frag;
-    const size_t smem = size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
-                        size_t(warps_per_block * reduce_floats) * sizeof(float);
-
-    void (*fused)(FusedParams) = nullptr;  // the instantiation for this kernel height
-    cudaError_t e = with_row_fragments(nb, [&](auto NB) {
-        constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
-        fused = kernel;
-        cudaError_t f = allow_opt_in_shared_memory<kernel>();
-        int resident = 0;
-        if (f == cudaSuccess) {
-            f = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads_per_block, smem);
-        }
-        p.strip_chunks = strip_chunks_for_waves(p.jtot, row_blocks, resident, p.na + chunks_per_step(nb) - 1);
-        return f;
-    });
+    FusedLaunch l;
+    l.p.io = call.problem;
+    cudaError_t e = configure<Out, Atomic>(l);
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "configuring the kernel", e);
     }
-    const int strips = (p.jtot + p.strip_chunks - 1) / p.strip_chunks;
-    p.boundaries = strips - 1;
-
+    FusedParams &p = l.p;
     const unsigned edge_blocks = unsigned((int64_t(p.io.out_height) * p.boundaries * frag + 255) / 256);
-    if (!Atomic && p.boundaries > 0) {
-        e = cudaMallocAsync(reinterpret_cast<void **>(&p.partials),
-                            size_t(p.io.out_height) * p.boundaries * 32 * sizeof(float), call.stream);
-        if (e != cudaSuccess) {
-            return report_cuda_error(uc, name, "allocating the partial-sum buffer", e);
-        }
+    rk::Scratch scratch(call.stream);
+    e = scratch.take(partials_bytes<Atomic>(p), &p.partials);
+    if (e != cudaSuccess) {
+        return report_cuda_error(uc, name, "allocating the partial-sum buffer", e);
     }
     if (Atomic && p.boundaries > 0) {
         boundary_chunks_kernel<Out, true><<<edge_blocks, 256, 0, call.stream>>>(p);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
-        fused<<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
+        l.fused<<<dim3(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess && !Atomic && p.boundaries > 0) {
         boundary_chunks_kernel<Out, false><<<edge_blocks, 256, 0, call.stream>>>(p);
         e = cudaGetLastError();
     }
-    if (p.partials != nullptr) {
-        const cudaError_t f = cudaFreeAsync(p.partials, call.stream);
-        e = e == cudaSuccess ? f : e;
-    }
+    const cudaError_t f = scratch.release();
+    e = e == cudaSuccess ? f : e;
     return finish_extern_call(uc, name, "launching the kernels", e, out);
 }
 
+template <typename Out, bool Atomic>
+size_t workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height) {
+    FusedLaunch l;
+    l.p.io.out_width = out_width;
+    l.p.io.out_height = out_height;
+    l.p.io.ker.width = kernel_width;
+    l.p.io.ker.height = kernel_height;
+    if (configure<Out, Atomic>(l) != cudaSuccess) {
+        return 0;
+    }
+    return rk::scratch_bytes({partials_bytes<Atomic>(l.p)});
+}
+
 }  // namespace
+
+size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
+                                       bool f16_output, bool atomic) {
+    if (atomic) {
+        return f16_output ? workspace_bytes<__half, true>(out_width, out_height, kernel_width, kernel_height)
+                          : workspace_bytes<float, true>(out_width, out_height, kernel_width, kernel_height);
+    }
+    return f16_output ? workspace_bytes<__half, false>(out_width, out_height, kernel_width, kernel_height)
+                      : workspace_bytes<float, false>(out_width, out_height, kernel_width, kernel_height);
+}
+
 }  // namespace halconv::tc
 
 extern "C" {

@@ -8,6 +8,7 @@
 
 #include "halconv_tc.h"
 #include "tc_common.cuh"
+#include "workspace.h"
 
 namespace halconv::tc {
 namespace {
@@ -106,6 +107,24 @@ __global__ void diagonal_sum_kernel(BasicParams p) {
     p.io.store<Out>(j, p.band0 + k_local, s);
 }
 
+// P's rows per band and bytes per output row for an out_width x out_height output and a
+// kw x kh kernel: whole blocks of rows, no more than the output has, within the grid's
+// y limit, P within band_bytes.
+struct Band {
+    int rows;
+    size_t row_bytes;
+};
+Band band_of(int out_width, int out_height, int kw) {
+    const int na = (kw + frag - 1) / frag;
+    const int p_width = (out_width + kw - 1 + frag - 1) / frag * frag;
+    const size_t row_bytes = size_t(na) * frag * p_width * sizeof(float);
+    int band = int(std::max<size_t>(1, band_bytes / row_bytes));
+    band = std::min({std::max(band / band_rows_per_block, 1) * band_rows_per_block,
+                     (out_height + band_rows_per_block - 1) / band_rows_per_block * band_rows_per_block,
+                     65535 / band_rows_per_block * band_rows_per_block});
+    return {band, row_bytes};
+}
+
 template <typename Out>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
     ExternCall call;
@@ -121,36 +140,38 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     p.pitch = odd_fragment_multiple(chunks_per_block * frag);
     p.p_width = (p.io.img.width + frag - 1) / frag * frag;
     const int out_height = p.io.out_height;
-    const size_t row_bytes = size_t(p.na) * frag * p.p_width * sizeof(float);
-    int band = int(std::max<size_t>(1, band_bytes / row_bytes));
-    // Whole blocks of rows, no more than the output has, within the grid's y limit.
-    band = std::min({std::max(band / band_rows_per_block, 1) * band_rows_per_block,
-                     (out_height + band_rows_per_block - 1) / band_rows_per_block * band_rows_per_block,
-                     65535 / band_rows_per_block * band_rows_per_block});
+    const Band band = band_of(p.io.out_width, out_height, p.io.ker.width);
     const size_t smem = size_t(p.nb * frag * p.ldk + (band_rows_per_block + p.nb * frag) * p.pitch) * sizeof(__half);
 
     cudaError_t e = allow_opt_in_shared_memory<product_kernel>();
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "raising the shared-memory limit", e);
     }
-    e = cudaMallocAsync(reinterpret_cast<void **>(&p.p), size_t(band) * row_bytes, call.stream);
+    rk::Scratch scratch(call.stream);
+    e = scratch.take(size_t(band.rows) * band.row_bytes, &p.p);
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "allocating P", e);
     }
-    for (p.band0 = 0; p.band0 < out_height && e == cudaSuccess; p.band0 += band) {
-        p.band_rows = std::min(band, out_height - p.band0);
+    for (p.band0 = 0; p.band0 < out_height && e == cudaSuccess; p.band0 += band.rows) {
+        p.band_rows = std::min(band.rows, out_height - p.band0);
         const dim3 grid((p.p_width + chunks_per_block * frag - 1) / (chunks_per_block * frag),
                         (p.band_rows + band_rows_per_block - 1) / band_rows_per_block);
         product_kernel<<<grid, threads_per_block, smem, call.stream>>>(p);
         diagonal_sum_kernel<Out><<<dim3((p.io.out_width + 255) / 256, p.band_rows), 256, 0, call.stream>>>(p);
         e = cudaGetLastError();
     }
-    const cudaError_t f = cudaFreeAsync(p.p, call.stream);
+    const cudaError_t f = scratch.release();
     e = e == cudaSuccess ? f : e;
     return finish_extern_call(uc, name, "launching the kernels", e, out);
 }
 
 }  // namespace
+
+size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width) {
+    const Band band = band_of(out_width, out_height, kernel_width);
+    return rk::scratch_bytes({size_t(band.rows) * band.row_bytes});
+}
+
 }  // namespace halconv::tc
 
 extern "C" {

@@ -1,8 +1,11 @@
 // Host side of the Halide extern convention shared by the tensor-core entry points.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "HalideRuntimeCuda.h"
+#include "halconv_tc.h"
 #include "tc_common.cuh"
 
 // Halide's runtime routes these through the hooks halconv installs (primary context,
@@ -154,3 +157,19 @@ int device_sm_count() {
 }
 
 }  // namespace halconv::tc
+
+size_t halconv_tc_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height, int kernel_width,
+                                  int kernel_height) {
+    using namespace halconv::tc;
+    if (std::strcmp(variant, "im2tensor") == 0) {
+        return im2tensor_workspace_bytes(out_width, out_height, kernel_width);
+    }
+    if (std::strcmp(variant, "im2tensor_fused") == 0 || std::strcmp(variant, "im2tensor_atomic") == 0) {
+        return im2tensor_fused_workspace_bytes(out_width, out_height, kernel_width, kernel_height, f16_output,
+                                               std::strcmp(variant, "im2tensor_atomic") == 0);
+    }
+    if (std::strcmp(variant, "dki_m16n16k16") == 0 || std::strcmp(variant, "dki_m32n8k16") == 0) {
+        return 0;  // diagonal unrolling keeps its scratch in shared memory
+    }
+    return SIZE_MAX;
+}

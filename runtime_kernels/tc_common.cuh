@@ -290,6 +290,12 @@ int report_cuda_error(void *user_context, const char *name, const char *what, cu
 // the device (the pipeline may not mark it itself). Returns the entry's result.
 int finish_extern_call(void *user_context, const char *name, const char *what, cudaError_t e, halide_buffer_t *out);
 
+// Scratch bytes of one call of each stage with scratch (workspace.h), per the problem's
+// output and kernel extents on the current device: im2tensor's P, fused's partial sums.
+size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width);
+size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
+                                       bool f16_output, bool atomic);
+
 // Number of SMs of the current device (cached).
 int device_sm_count();
 

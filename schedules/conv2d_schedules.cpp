@@ -1,7 +1,5 @@
 #include "conv2d_schedules.h"
 
-#include "halconv/types.h"
-
 namespace halconv::sched {
 
 using Halide::TailStrategy;
@@ -14,10 +12,6 @@ void cpu_parallel_strips(Halide::Func f, const Var &x, const Var &y, const Var &
 void gpu_one_per_thread(Halide::Func f, const Var &x, const Var &y, const Var &xi) {
     Var xo{"xo"}, yo{"yo"}, yi{"yi"};
     f.gpu_tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
-}
-
-Halide::Expr gpu_tile_fits(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height, int rows) {
-    return (gpu_tile_height * rows + k_height - 1) * staged_bytes_per_row <= gpu_shared_budget_bytes;
 }
 
 void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, const GpuTileVars &v) {
@@ -74,6 +68,8 @@ Halide::Stage gpu_sum_in_registers(Halide::Func sum, const Var &x, const Var &y,
     return update;
 }
 
+namespace {
+
 // Reference point: a plain serial loop nest, every tap reading the boundary rule.
 void schedule_conv2d_cpu_naive(Conv2dStages &s) {
     s.sum.compute_at(s.output, s.x);
@@ -110,7 +106,7 @@ void schedule_conv2d_gpu_naive(Conv2dStages &s) {
 // floor), K=15 0.734 ms, K=31 2.80 ms. Large K is bound by shared-memory loads: one
 // per multiply-add in the run-time tap loop.
 void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
-    const Halide::Expr row_bytes = (gpu_tile_width + s.k_width - 1) * s.storage.bytes();
+    const Halide::Expr row_bytes = gpu_staged_row_bytes(s.k_width, s.storage.bytes(), 0);
     const GpuTileVars v(s.output);
     const Halide::Expr fast = s.near_image;
     constexpr int rows_unrolled = gpu_rows_per_thread_unrolled;
@@ -133,6 +129,18 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
     for (const int k : {3, 5}) {
         taps.specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
     }
+}
+
+}  // namespace
+
+const ScheduleTable<Conv2dStages> &conv2d_schedules() {
+    static const ScheduleTable<Conv2dStages> table = {
+        {"cpu_naive", schedule_conv2d_cpu_naive},
+        {"cpu_tiled", schedule_conv2d_cpu_tiled},
+        {"gpu_naive", schedule_conv2d_gpu_naive},
+        {"gpu_shared_tiled", schedule_conv2d_gpu_shared_tiled},
+    };
+    return table;
 }
 
 }  // namespace halconv::sched

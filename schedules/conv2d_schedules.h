@@ -1,27 +1,19 @@
 // Named schedules for the direct 2D convolution (generators/conv2d_generator.cpp).
-// The generator builds the algorithm and hands its stages here; a GeneratorParam
-// picks the function, so schedules swap without touching the algorithm.
+// The generator builds the algorithm and hands its stages here; the GeneratorParam
+// `schedule` (a registry row's schedule, variants.cmake) picks the function from
+// conv2d_schedules(), so schedules swap without touching the algorithm. This header
+// also holds the GPU and CPU tiling helpers the other schedules share.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "geometry.h"
+#include "schedule_table.h"
 
 namespace halconv::sched {
-
-enum class Conv2dSchedule { cpu_naive, cpu_tiled, cpu_auto, gpu_naive, gpu_shared_tiled, gpu_auto };
-
-inline const std::map<std::string, Conv2dSchedule> conv2d_schedule_names = {
-    {"cpu_naive", Conv2dSchedule::cpu_naive},
-    {"cpu_tiled", Conv2dSchedule::cpu_tiled},
-    {"cpu_auto", Conv2dSchedule::cpu_auto},
-    {"gpu_naive", Conv2dSchedule::gpu_naive},
-    {"gpu_shared_tiled", Conv2dSchedule::gpu_shared_tiled},
-    {"gpu_auto", Conv2dSchedule::gpu_auto},
-};
 
 // The stages of output(x, y) = sum_r kern(r) * padded(x + r.x - ox, y + r.y - oy).
 struct Conv2dStages {
@@ -37,10 +29,9 @@ struct Conv2dStages {
     Halide::Target target;
 };
 
-void schedule_conv2d_cpu_naive(Conv2dStages &s);
-void schedule_conv2d_cpu_tiled(Conv2dStages &s);
-void schedule_conv2d_gpu_naive(Conv2dStages &s);
-void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s);
+// Every schedule of conv2d by name (the autoscheduled rows, cpu_auto and gpu_auto,
+// have none: Halide's autoschedulers write theirs).
+const ScheduleTable<Conv2dStages> &conv2d_schedules();
 
 // CPU: `f` in strips of `rows` rows (loops yo, yi) run in parallel, vectorized along x.
 void cpu_parallel_strips(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const Halide::Var &yo,
@@ -59,12 +50,6 @@ struct GpuTileVars {
     Halide::Var xb{"xb"}, yb{"yb"}, xi{"xi"}, yi{"yi"}, yr{"yr"}, yt{"yt"};
     Halide::LoopLevel block_level, thread_level;
 };
-
-// Whether a tile of gpu_tile_height * rows output rows, with k_height - 1 apron rows
-// of staged_bytes_per_row each, fits gpu_shared_budget_bytes (seed 001 eq. 6-8 with
-// the tiles stacked vertically). src/validate.cpp's fits_shared_tile is the rows = 1
-// case the API checks before a launch.
-Halide::Expr gpu_tile_fits(const Halide::Expr &staged_bytes_per_row, const Halide::Expr &k_height, int rows);
 
 // Tiles `stage` over (x, y): blocks of threads, each thread computing `rows`
 // consecutive outputs of one column (unrolled), so vertical taps share loads. With

@@ -1,12 +1,13 @@
 #include "edges_schedules.h"
 
 #include "conv2d_schedules.h"
-#include "halconv/types.h"
 
 namespace halconv::sched {
 
 using Halide::TailStrategy;
 using Halide::Var;
+
+namespace {
 
 // Strips of 32 rows in parallel; each strip computes the padded input, both Gaussian
 // passes (with their 3-row aprons) into strip-sized buffers that stay in cache, and
@@ -57,6 +58,18 @@ void schedule_edges_gpu_staged(EdgesStages &s) {
     for (Halide::Func f : {s.blur_x, s.blur, s.laplacian, s.output}) {
         gpu_one_per_thread(f.compute_root(), s.x, s.y, Var{"xi"});
     }
+}
+
+}  // namespace
+
+const ScheduleTable<EdgesStages> &edges_schedules() {
+    static const ScheduleTable<EdgesStages> table = {
+        {"cpu_fused", schedule_edges_cpu_fused},
+        {"cpu_staged", schedule_edges_cpu_staged},
+        {"gpu_fused", schedule_edges_gpu_fused},
+        {"gpu_staged", schedule_edges_gpu_staged},
+    };
+    return table;
 }
 
 }  // namespace halconv::sched

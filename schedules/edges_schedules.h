@@ -4,21 +4,10 @@
 // library calls would run it).
 #pragma once
 
-#include <map>
-#include <string>
-
 #include "Halide.h"
+#include "schedule_table.h"
 
 namespace halconv::sched {
-
-enum class EdgesSchedule { cpu_fused, cpu_staged, gpu_fused, gpu_staged };
-
-inline const std::map<std::string, EdgesSchedule> edges_schedule_names = {
-    {"cpu_fused", EdgesSchedule::cpu_fused},
-    {"cpu_staged", EdgesSchedule::cpu_staged},
-    {"gpu_fused", EdgesSchedule::gpu_fused},
-    {"gpu_staged", EdgesSchedule::gpu_staged},
-};
 
 // padded -> blur_x (Gaussian rows) -> blur (Gaussian columns) -> extended by the
 // boundary rule -> laplacian -> output (threshold).
@@ -30,9 +19,7 @@ struct EdgesStages {
     Halide::Target target;
 };
 
-void schedule_edges_cpu_fused(EdgesStages &s);
-void schedule_edges_cpu_staged(EdgesStages &s);
-void schedule_edges_gpu_fused(EdgesStages &s);
-void schedule_edges_gpu_staged(EdgesStages &s);
+// Every schedule of edges by name.
+const ScheduleTable<EdgesStages> &edges_schedules();
 
 }  // namespace halconv::sched

@@ -7,6 +7,8 @@ namespace halconv::sched {
 using Halide::TailStrategy;
 using Halide::Var;
 
+namespace {
+
 // Strips of rows in parallel. Each strip stages its padded rows once with x innermost
 // (the boundary rule evaluated once per sample, and a vector of x reads contiguous
 // samples); a vector of outputs along x then accumulates every filter, taps and
@@ -35,6 +37,16 @@ void schedule_multichannel_gpu_direct(MultichannelStages &s) {
     s.output.gpu_tile(s.n, s.x, nb, xb, ni, xi, 8, 32, TailStrategy::GuardWithIf).reorder(ni, xi, nb, xb, s.y);
     s.output.gpu_blocks(s.y);
     s.sum.compute_at(s.output, ni);
+}
+
+}  // namespace
+
+const ScheduleTable<MultichannelStages> &multichannel_schedules() {
+    static const ScheduleTable<MultichannelStages> table = {
+        {"cpu_direct", schedule_multichannel_cpu_direct},
+        {"gpu_direct", schedule_multichannel_gpu_direct},
+    };
+    return table;
 }
 
 }  // namespace halconv::sched

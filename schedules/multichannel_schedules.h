@@ -2,19 +2,10 @@
 // (generators/multichannel_generator.cpp).
 #pragma once
 
-#include <map>
-#include <string>
-
 #include "Halide.h"
+#include "schedule_table.h"
 
 namespace halconv::sched {
-
-enum class MultichannelSchedule { cpu_direct, gpu_direct };
-
-inline const std::map<std::string, MultichannelSchedule> multichannel_schedule_names = {
-    {"cpu_direct", MultichannelSchedule::cpu_direct},
-    {"gpu_direct", MultichannelSchedule::gpu_direct},
-};
 
 // The stages of output(n, x, y) = sum_r kern(r, n) * padded(r.x, x + r.y - ox, y + r.z - oy).
 struct MultichannelStages {
@@ -27,7 +18,7 @@ struct MultichannelStages {
     Halide::Target target;
 };
 
-void schedule_multichannel_cpu_direct(MultichannelStages &s);
-void schedule_multichannel_gpu_direct(MultichannelStages &s);
+// Every schedule of multichannel by name.
+const ScheduleTable<MultichannelStages> &multichannel_schedules();
 
 }  // namespace halconv::sched

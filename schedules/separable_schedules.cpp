@@ -1,12 +1,13 @@
 #include "separable_schedules.h"
 
 #include "conv2d_schedules.h"
-#include "halconv/types.h"
 
 namespace halconv::sched {
 
 using Halide::TailStrategy;
 using Halide::Var;
+
+namespace {
 
 // Strips of rows in parallel; each strip runs the row pass over its rows plus the
 // column apron into a strip-sized buffer, then the column pass, all vectorized.
@@ -33,7 +34,7 @@ void schedule_separable_cpu(SeparableStages &s) {
 // a store per tap) and reads each sample once per tap.
 void schedule_separable_gpu(SeparableStages &s) {
     const Halide::Expr row_bytes =
-        (gpu_tile_width + s.k_width - 1) * s.storage.bytes() + gpu_tile_width * s.accumulator.bytes();
+        gpu_staged_row_bytes(s.k_width, s.storage.bytes(), gpu_tile_width * s.accumulator.bytes());
     const GpuTileVars v(s.output);
     gpu_tile_rows(s.output.specialize(s.near_image && gpu_tile_fits(row_bytes, s.k_height, gpu_rows_per_thread) &&
                                       gpu_whole_tile(s.out_width, s.out_height, gpu_rows_per_thread)),
@@ -74,6 +75,18 @@ void schedule_separable_gpu_two_pass(SeparableStages &s) {
     s.rows.compute_at(rows_out, xi);
     gpu_one_per_thread(s.output, s.x, s.y, xi);
     s.sum.compute_at(s.output, xi);
+}
+
+}  // namespace
+
+const ScheduleTable<SeparableStages> &separable_schedules() {
+    static const ScheduleTable<SeparableStages> table = {
+        {"cpu_separable", schedule_separable_cpu},
+        {"gpu_separable", schedule_separable_gpu},
+        {"cpu_separable_two_pass", schedule_separable_cpu_two_pass},
+        {"gpu_separable_two_pass", schedule_separable_gpu_two_pass},
+    };
+    return table;
 }
 
 }  // namespace halconv::sched

@@ -1,23 +1,10 @@
 // Named schedules for the separable convolution (generators/separable_generator.cpp).
 #pragma once
 
-#include <map>
-#include <string>
-
 #include "Halide.h"
+#include "schedule_table.h"
 
 namespace halconv::sched {
-
-// *_two_pass: the row pass over the whole image into memory, then the column pass;
-// for kernels whose apron would outgrow a strip (CPU) or the shared tile (GPU).
-enum class SeparableSchedule { cpu_separable, gpu_separable, cpu_separable_two_pass, gpu_separable_two_pass };
-
-inline const std::map<std::string, SeparableSchedule> separable_schedule_names = {
-    {"cpu_separable", SeparableSchedule::cpu_separable},
-    {"gpu_separable", SeparableSchedule::gpu_separable},
-    {"cpu_separable_two_pass", SeparableSchedule::cpu_separable_two_pass},
-    {"gpu_separable_two_pass", SeparableSchedule::gpu_separable_two_pass},
-};
 
 // The stages of rows(x, y) = sum_i row_kern(i) * padded(x + i - ox, y), then
 // output(x, y) = sum_j col_kern(j) * rows(x, y + j - oy).
@@ -35,9 +22,9 @@ struct SeparableStages {
     Halide::Target target;
 };
 
-void schedule_separable_cpu(SeparableStages &s);
-void schedule_separable_gpu(SeparableStages &s);
-void schedule_separable_cpu_two_pass(SeparableStages &s);
-void schedule_separable_gpu_two_pass(SeparableStages &s);
+// Every schedule of separable by name. *_two_pass: the row pass over the whole image
+// into memory, then the column pass; for kernels whose apron would outgrow a strip
+// (CPU) or the shared tile (GPU).
+const ScheduleTable<SeparableStages> &separable_schedules();
 
 }  // namespace halconv::sched

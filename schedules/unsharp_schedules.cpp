@@ -8,6 +8,8 @@ namespace halconv::sched {
 using Halide::TailStrategy;
 using Halide::Var;
 
+namespace {
+
 // Strips of rows in parallel, the float16 image of each strip plus its apron staged
 // once, the taps over vectors of outputs (as conv2d's cpu_tiled).
 void schedule_unsharp_cpu_tiled(UnsharpStages &s) {
@@ -25,6 +27,16 @@ void schedule_unsharp_gpu_tensor_core(UnsharpStages &s) {
     schedule_tensor_core_boundary_gpu(s.shifted, s.x, s.y);
     s.blur.compute_root();
     gpu_one_per_thread(s.output, s.x, s.y, Var{"xi"});
+}
+
+}  // namespace
+
+const ScheduleTable<UnsharpStages> &unsharp_schedules() {
+    static const ScheduleTable<UnsharpStages> table = {
+        {"cpu_tiled", schedule_unsharp_cpu_tiled},
+        {"gpu_tensor_core", schedule_unsharp_gpu_tensor_core},
+    };
+    return table;
 }
 
 }  // namespace halconv::sched

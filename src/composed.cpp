@@ -4,6 +4,7 @@
 
 #include "halconv/float16.h"
 #include "internal.h"
+#include "registry.h"
 
 namespace halconv {
 
@@ -14,32 +15,35 @@ namespace {
 void check_pipeline_options(const PipelineOptions &o) {
     internal::check_boundary(o.boundary);
     internal::check_device(o.device);
-    if (static_cast<uint32_t>(o.staging) > 1) {
-        throw Error("unknown staging " + std::to_string(int(o.staging)) + "; allowed: fused, staged");
+    if (!internal::valid_algorithm(internal::Api::edges, static_cast<int>(o.staging))) {
+        throw Error(ErrorCode::invalid_argument, "unknown staging " + std::to_string(int(o.staging)) +
+                                                     "; allowed: " + internal::algorithm_list(internal::Api::edges));
     }
     if (!std::isfinite(o.fill_value)) {
-        throw Error("fill value must be finite");
+        throw Error(ErrorCode::invalid_argument, "fill value must be finite");
     }
 }
 
 // Throws unless buf is a non-empty 2D buffer of `type`.
 void check_image(const halide_buffer_t *buf, const char *role, halide_type_t type, const char *type_text) {
     if (buf == nullptr || buf->dimensions != 2 || buf->type != type) {
-        throw Error(std::string(role) + " must be a 2D " + type_text + " buffer");
+        throw Error(ErrorCode::invalid_argument, std::string(role) + " must be a 2D " + type_text + " buffer");
     }
     if (buf->dim[0].extent <= 0 || buf->dim[1].extent <= 0) {
-        throw Error(std::string(role) + " is empty (" + shape_text(buf->dim[0].extent, buf->dim[1].extent) + ")");
+        throw Error(ErrorCode::invalid_argument,
+                    std::string(role) + " is empty (" + shape_text(buf->dim[0].extent, buf->dim[1].extent) + ")");
     }
     if (buf->host == nullptr && buf->device == 0) {
-        throw Error(std::string(role) + " has neither host nor device memory");
+        throw Error(ErrorCode::invalid_argument, std::string(role) + " has neither host nor device memory");
     }
 }
 
 void check_same_extent(const halide_buffer_t *image, const halide_buffer_t *output, const char *role) {
     if (output->dim[0].extent != image->dim[0].extent || output->dim[1].extent != image->dim[1].extent) {
-        throw Error(std::string(role) + " is " + shape_text(output->dim[0].extent, output->dim[1].extent) +
-                    " (width x height) but must be the image's " +
-                    shape_text(image->dim[0].extent, image->dim[1].extent));
+        throw Error(ErrorCode::invalid_argument, std::string(role) + " is " +
+                                                     shape_text(output->dim[0].extent, output->dim[1].extent) +
+                                                     " (width x height) but must be the image's " +
+                                                     shape_text(image->dim[0].extent, image->dim[1].extent));
     }
 }
 
@@ -53,10 +57,12 @@ Device detect_edges(halide_buffer_t *image, halide_buffer_t *edges, double thres
     check_image(edges, "edges", halide_type_of<uint8_t>(), "uint8");
     check_same_extent(image, edges, "edges");
     if (!std::isfinite(threshold) || threshold < 0) {
-        throw Error("edge threshold " + std::to_string(threshold) + ": allowed a finite number >= 0");
+        throw Error(ErrorCode::invalid_argument,
+                    "edge threshold " + std::to_string(threshold) + ": allowed a finite number >= 0");
     }
     const Device device = internal::resolve_device(o.device);
-    const internal::EdgesFn fn = internal::edges_pipeline(device, o.staging);
+    const internal::EdgesFn fn =
+        internal::rows_of(internal::Api::edges, static_cast<int>(o.staging), device).front()->fns(Precision::f32).edges;
     internal::run_pipeline(device, {image}, edges, o.stream, "edge-detection pipeline", [&] {
         return internal::with_output_at_image_mins(image, edges, [&](halide_buffer_t *out) {
             return fn(image, static_cast<int32_t>(o.boundary), static_cast<float>(o.fill_value),
@@ -74,13 +80,14 @@ Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide
     check_image(output, "output", halide_type_of<float>(), "float32");
     check_same_extent(image, output, "output");
     if (!std::isfinite(amount)) {
-        throw Error("unsharp amount must be finite");
+        throw Error(ErrorCode::invalid_argument, "unsharp amount must be finite");
     }
     const int kw = blur_kernel->dim[0].extent, kh = blur_kernel->dim[1].extent;
     const Device device = internal::resolve_device(o.device);
     if (device == Device::cuda && (kw > tensor_core_max_kernel || kh > tensor_core_max_kernel)) {
-        throw Error("blur kernel " + shape_text(kw, kh) + " is too large for the tensor-core blur; allowed up to " +
-                    shape_text(tensor_core_max_kernel, tensor_core_max_kernel) + " on device cuda");
+        throw Error(ErrorCode::unsupported,
+                    "blur kernel " + shape_text(kw, kh) + " is too large for the tensor-core blur; allowed up to " +
+                        shape_text(tensor_core_max_kernel, tensor_core_max_kernel) + " on device cuda");
     }
     // The blur takes float16 operands: the kernel is rounded once here.
     const Halide::Runtime::Buffer<double> values = internal::finite_host_values(blur_kernel, "blur kernel");
@@ -90,14 +97,19 @@ Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide
         for (int x = 0; x < kw; x++) {
             const double v = values(values.dim(0).min() + x, values.dim(1).min() + y);
             if (std::abs(v) > 65504.0) {
-                throw Error("blur kernel value " + std::to_string(v) + " is outside the float16 range (|v| <= 65504)");
+                throw Error(ErrorCode::invalid_argument,
+                            "blur kernel value " + std::to_string(v) + " is outside the float16 range (|v| <= 65504)");
             }
             bits[size_t(y) * size_t(kw) + size_t(x)] = float16_bits_from_double(v);
         }
     }
     kernel16.set_host_dirty();
     const int ox = internal::mode_offset(kw, Mode::same, false), oy = internal::mode_offset(kh, Mode::same, false);
-    const internal::UnsharpFn fn = internal::unsharp_pipeline(device);
+    const internal::VariantRow &row =
+        *internal::rows_of(internal::Api::unsharp, internal::algorithms_on(internal::Api::unsharp, device).front(),
+                           device)
+             .front();
+    const internal::UnsharpFn fn = row.fns(Precision::f32).unsharp;
     internal::run_pipeline(device, {image, kernel16.raw_buffer()}, output, o.stream, "unsharp-mask pipeline", [&] {
         return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *out) {
             return fn(image, kernel16.raw_buffer(), static_cast<int32_t>(o.boundary), static_cast<float>(o.fill_value),

@@ -14,7 +14,7 @@
 namespace halconv::internal {
 namespace {
 
-thread_local void *current_stream = nullptr;
+thread_local Stream current_stream = nullptr;
 thread_local std::string last_runtime_error;
 
 using PrimaryCtxRetainFn = CUresult (*)(CUcontext *, CUdevice);
@@ -64,7 +64,7 @@ int release_context(void * /*user_context*/) {
 }
 
 int get_stream(void * /*user_context*/, void * /*ctx*/, void **stream) {
-    *stream = current_stream;
+    *stream = static_cast<void *>(current_stream);
     return halide_error_code_success;
 }
 
@@ -84,7 +84,7 @@ void install_runtime_hooks() {
     });
 }
 
-StreamScope::StreamScope(void *stream) : previous_(current_stream) {
+StreamScope::StreamScope(Stream stream) : previous_(current_stream) {
     current_stream = stream;
 }
 
@@ -96,11 +96,16 @@ const halide_device_interface_t *cuda_device_interface() {
     return halide_cuda_device_interface();
 }
 
-void synchronize_stream(void *stream) {
-    const cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+void synchronize_stream(Stream stream) {
+    const cudaError_t e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) {
-        throw Error(std::string("CUDA stream synchronization failed: ") + cudaGetErrorString(e));
+        throw Error(ErrorCode::device, std::string("CUDA stream synchronization failed: ") + cudaGetErrorString(e));
     }
+}
+
+int current_cuda_device() {
+    int device = -1;
+    return cuda_available() && cudaGetDevice(&device) == cudaSuccess ? device : -1;
 }
 
 std::string take_last_runtime_error() {

@@ -8,9 +8,9 @@ Device resolve_device(Device requested) {
         return cuda_available() ? Device::cuda : Device::cpu;
     }
     if (requested == Device::cuda && !cuda_available()) {
-        throw Error(
-            "device cuda was requested but no CUDA device is usable here (no GPU or no driver); "
-            "use device cpu, or auto to fall back to the CPU");
+        throw Error(ErrorCode::device,
+                    "device cuda was requested but no CUDA device is usable here (no GPU or no driver); "
+                    "use device cpu, or auto to fall back to the CPU");
     }
     return requested;
 }
@@ -35,15 +35,18 @@ void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_
     for (halide_buffer_t *b : inputs) {
         if (b->device_dirty()) {
             if (b->host == nullptr) {
-                throw Error("a device-only buffer was passed for a CPU run; use device cuda or give it host memory");
+                throw Error(ErrorCode::invalid_argument,
+                            "a device-only buffer was passed for a CPU run; use device cuda or give it host memory");
             }
             if (halide_copy_to_host(nullptr, b) != 0) {
-                throw Error("could not copy an input back to the host: " + internal::take_last_runtime_error());
+                throw Error(ErrorCode::device,
+                            "could not copy an input back to the host: " + internal::take_last_runtime_error());
             }
         }
     }
     if (output->host == nullptr) {
-        throw Error("output has no host memory for a CPU run; allocate host memory or use device cuda");
+        throw Error(ErrorCode::invalid_argument,
+                    "output has no host memory for a CPU run; allocate host memory or use device cuda");
     }
     output->set_device_dirty(false);
 }
@@ -66,24 +69,60 @@ void finish_cpu(halide_buffer_t *output) {
     }
 }
 
+void check_mode(Mode mode) {
+    if (static_cast<uint32_t>(mode) > 2) {
+        throw Error(ErrorCode::invalid_argument,
+                    "unknown mode " + std::to_string(int(mode)) + "; allowed: valid, same, full");
+    }
+}
+
 void check_boundary(Boundary boundary) {
     if (static_cast<uint32_t>(boundary) > 4) {
-        throw Error("unknown boundary " + std::to_string(int(boundary)) +
-                    "; allowed: constant, nearest, reflect, mirror, wrap");
+        throw Error(ErrorCode::invalid_argument, "unknown boundary " + std::to_string(int(boundary)) +
+                                                     "; allowed: constant, nearest, reflect, mirror, wrap");
+    }
+}
+
+void check_precision(Precision precision) {
+    if (static_cast<uint32_t>(precision) > 3) {
+        throw Error(ErrorCode::invalid_argument,
+                    "unknown precision " + std::to_string(int(precision)) + "; allowed: f64, f32, f16, f16f32");
     }
 }
 
 void check_device(Device device) {
     if (static_cast<uint32_t>(device) > 2) {
-        throw Error("unknown device " + std::to_string(int(device)) + "; allowed: auto, cpu, cuda");
+        throw Error(ErrorCode::invalid_argument,
+                    "unknown device " + std::to_string(int(device)) + "; allowed: auto, cpu, cuda");
+    }
+}
+
+ErrorCode error_code_of(int halide_status) {
+    switch (halide_status) {
+        case halide_error_code_out_of_memory:
+        case halide_error_code_device_malloc_failed:
+        case halide_error_code_buffer_allocation_too_large:
+            return ErrorCode::out_of_memory;
+        case halide_error_code_copy_to_host_failed:
+        case halide_error_code_copy_to_device_failed:
+        case halide_error_code_device_sync_failed:
+        case halide_error_code_device_free_failed:
+        case halide_error_code_no_device_interface:
+        case halide_error_code_device_run_failed:
+        case halide_error_code_gpu_device_error:
+        case halide_error_code_device_buffer_copy_failed:
+        case halide_error_code_device_interface_no_device:
+            return ErrorCode::device;
+        default:
+            return ErrorCode::internal;
     }
 }
 
 void check_call(int result, const char *what) {
     if (result != 0) {
         std::string message = internal::take_last_runtime_error();
-        throw Error(std::string(what) + " failed (Halide error " + std::to_string(result) +
-                    (message.empty() ? std::string(")") : "): " + message));
+        throw Error(error_code_of(result), std::string(what) + " failed (Halide error " + std::to_string(result) +
+                                               (message.empty() ? std::string(")") : "): " + message));
     }
 }
 

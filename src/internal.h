@@ -17,49 +17,21 @@ void install_runtime_hooks();
 // While alive, Halide's CUDA work on this thread goes to `stream` (nullptr = default).
 class StreamScope {
 public:
-    explicit StreamScope(void *stream);
+    explicit StreamScope(Stream stream);
     ~StreamScope();
     StreamScope(const StreamScope &) = delete;
     StreamScope &operator=(const StreamScope &) = delete;
 
 private:
-    void *previous_;
+    Stream previous_;
 };
 const halide_device_interface_t *cuda_device_interface();
 // Waits for `stream` (nullptr: the legacy default stream); throws halconv::Error on failure.
-void synchronize_stream(void *stream);
+void synchronize_stream(Stream stream);
 // Message of the last Halide runtime error on this thread (then cleared).
 std::string take_last_runtime_error();
-
-// ---- Generated pipelines (pipelines.cpp) ----
-enum class Conv2dVariant { cpu_naive, cpu_tiled, cpu_auto, gpu_naive, gpu_shared_tiled, gpu_auto };
-enum class SeparableVariant { cpu_separable, gpu_separable, cpu_separable_two_pass, gpu_separable_two_pass };
-using Conv2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
-                         halide_buffer_t *);
-using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t,
-                            bool, halide_buffer_t *);
-Conv2dFn conv2d_pipeline(Precision precision, Conv2dVariant variant);
-// Tensor-core pipelines (f16 and f16f32 only): the boundary/mode form has conv2d's
-// signature; the valid form takes the image as it is.
-enum class TensorCoreVariant { im2tensor, im2tensor_fused, im2tensor_atomic, dki_m16n16k16, dki_m32n8k16 };
-using TensorCoreValidFn = int (*)(halide_buffer_t *, halide_buffer_t *, bool, halide_buffer_t *);
-Conv2dFn tensor_core_pipeline(Precision precision, TensorCoreVariant variant);
-TensorCoreValidFn tensor_core_valid_pipeline(Precision precision, TensorCoreVariant variant);
-SeparableFn separable_pipeline(Precision precision, SeparableVariant variant);
-// Multi-channel pipelines: the direct ones (every precision, CPU / CUDA) and the GEMM
-// extern stages, im2col (f16, f16f32, f32) or implicit (f16, f16f32), share conv2d's
-// signature; the extern stages' valid form takes the image as it is.
-using MultichannelFn = Conv2dFn;
-using Im2colValidFn = TensorCoreValidFn;
-MultichannelFn multichannel_direct_pipeline(Precision precision, Device device);
-MultichannelFn im2col_pipeline(Precision precision, bool implicit);
-Im2colValidFn im2col_valid_pipeline(Precision precision, bool implicit);
-// Composed pipelines (float32 images): edge detection and the unsharp mask.
-using EdgesFn = int (*)(halide_buffer_t *, int32_t, float, float, halide_buffer_t *);
-using UnsharpFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, float, int32_t, int32_t, float,
-                          halide_buffer_t *);
-EdgesFn edges_pipeline(Device device, Staging staging);
-UnsharpFn unsharp_pipeline(Device device);
+// The current CUDA device, or -1 without one.
+int current_cuda_device();
 
 // ---- Dispatch steps shared by the entry points (dispatch.cpp) ----
 // Device::automatic resolved; cuda without a usable device throws.
@@ -71,8 +43,12 @@ void prepare_cpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_
 void prepare_gpu(std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output);
 void finish_cpu(halide_buffer_t *output);
 // Throw unless the value is one of the enum's.
+void check_mode(Mode mode);
 void check_boundary(Boundary boundary);
+void check_precision(Precision precision);
 void check_device(Device device);
+// Every option value known (plan.cpp).
+void check_options(const Options &options);
 // Runs `call` on a shallow copy of `output` whose dimension d starts at mins[d], then
 // hands back the device allocation and dirty bits the pipeline gave the copy. Returns
 // what `call` returned.
@@ -96,13 +72,15 @@ template <typename Call>
 int with_output_at_image_mins(const halide_buffer_t *image, halide_buffer_t *output, Call call) {
     return with_output_mins(output, {image->dim[0].min, image->dim[1].min}, call);
 }
+// The ErrorCode of a Halide status (out of memory, device failures, anything else internal).
+ErrorCode error_code_of(int halide_status);
 // Throws halconv::Error naming `what` and the runtime's message when result != 0.
 void check_call(int result, const char *what);
 // Runs `call()` (an AOT pipeline call, returning its status) on `device`: inputs brought
 // there and the output marked as written by it, on `stream` for CUDA.
 template <typename Call>
-void run_pipeline(Device device, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output, void *stream,
-                  const char *what, Call call) {
+void run_pipeline(Device device, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *output,
+                  Stream stream, const char *what, Call call) {
     install_runtime_hooks();
     if (device == Device::cuda) {
         prepare_gpu(inputs, output);
@@ -134,9 +112,8 @@ void check_finite_host_values(halide_buffer_t *buf, const char *role);
 // Frobenius residual; row/col may be null when only the residual is wanted.
 double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,
                        std::vector<double> *col);
-// Whether a GPU shared-memory tile with T = 1 fits the budget, for rows of
-// (gpu_tile_width + kw - 1) staged samples plus extra_bytes_per_row (the separable
-// row-pass results); the rows = 1 case of gpu_tile_fits in schedules/conv2d_schedules.h.
-bool fits_shared_tile(int kernel_width, int kernel_height, int storage_bytes, int extra_bytes_per_row);
+// A dense 1D or 2D buffer of the precision's storage type holding `values` (x fastest).
+Halide::Runtime::Buffer<> storage_buffer(const std::vector<double> &values, int width, int height, int dims,
+                                         Precision precision);
 
 }  // namespace halconv::internal

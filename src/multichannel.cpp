@@ -3,38 +3,22 @@
 #include <utility>
 
 #include "internal.h"
+#include "registry.h"
 
 namespace halconv {
 
 using internal::shape_text;
 
-const char *to_string(MultichannelAlgorithm algorithm) {
-    switch (algorithm) {
-        case MultichannelAlgorithm::automatic:
-            return "auto";
-        case MultichannelAlgorithm::direct:
-            return "direct";
-        case MultichannelAlgorithm::im2col:
-            return "im2col";
-        case MultichannelAlgorithm::implicit_gemm:
-            return "implicit_gemm";
-    }
-    return "?";
-}
-
 namespace {
 
 void check_options(const MultichannelOptions &o) {
-    if (static_cast<uint32_t>(o.mode) > 2) {
-        throw Error("unknown mode " + std::to_string(int(o.mode)) + "; allowed: valid, same, full");
-    }
+    internal::check_mode(o.mode);
     internal::check_boundary(o.boundary);
-    if (static_cast<uint32_t>(o.precision) > 3) {
-        throw Error("unknown precision " + std::to_string(int(o.precision)) + "; allowed: f64, f32, f16, f16f32");
-    }
-    if (static_cast<uint32_t>(o.algorithm) > 3) {
-        throw Error("unknown multichannel algorithm " + std::to_string(int(o.algorithm)) +
-                    "; allowed: auto, direct, im2col, implicit_gemm");
+    internal::check_precision(o.precision);
+    if (!internal::valid_algorithm(internal::Api::multichannel, static_cast<int>(o.algorithm))) {
+        throw Error(ErrorCode::invalid_argument, "unknown multichannel algorithm " + std::to_string(int(o.algorithm)) +
+                                                     "; allowed: auto, " +
+                                                     internal::algorithm_list(internal::Api::multichannel));
     }
     internal::check_device(o.device);
 }
@@ -46,9 +30,10 @@ Extent2d check_inputs(const halide_buffer_t *image, const halide_buffer_t *kerne
     internal::check_buffer(image, "image (c, x, y)", 3, t.storage, o.precision);
     internal::check_buffer(kernels, "kernels (c, i, j, n)", 4, t.storage, o.precision);
     if (image->dim[0].extent != kernels->dim[0].extent) {
-        throw Error("image has " + std::to_string(image->dim[0].extent) + " channels but the kernels have " +
-                    std::to_string(kernels->dim[0].extent) +
-                    "; dimension 0 of both (the channel) must have the same extent");
+        throw Error(ErrorCode::invalid_argument, "image has " + std::to_string(image->dim[0].extent) +
+                                                     " channels but the kernels have " +
+                                                     std::to_string(kernels->dim[0].extent) +
+                                                     "; dimension 0 of both (the channel) must have the same extent");
     }
     return output_extent({image->dim[1].extent, image->dim[2].extent}, {kernels->dim[1].extent, kernels->dim[2].extent},
                          o.mode);
@@ -63,20 +48,22 @@ MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device dev
     }
     const char *name = to_string(o.algorithm);
     if (o.algorithm == MultichannelAlgorithm::im2col && o.precision == Precision::f64) {
-        throw Error(
-            "multichannel algorithm im2col has no f64 GEMM; use precision f32, f16 or f16f32, or "
-            "algorithm direct for f64");
+        throw Error(ErrorCode::unsupported,
+                    "multichannel algorithm im2col has no f64 GEMM; use precision f32, f16 or f16f32, or "
+                    "algorithm direct for f64");
     }
     if (o.algorithm == MultichannelAlgorithm::implicit_gemm &&
         (o.precision == Precision::f64 || o.precision == Precision::f32)) {
         throw Error(
+            ErrorCode::unsupported,
             std::string("multichannel algorithm implicit_gemm multiplies float16 on tensor cores; use precision "
                         "f16 or f16f32, or algorithm im2col (f32) or direct (f64), not ") +
-            to_string(o.precision));
+                to_string(o.precision));
     }
     if (o.algorithm != MultichannelAlgorithm::direct && device != Device::cuda) {
-        throw Error(std::string("multichannel algorithm ") + name +
-                    " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU");
+        throw Error(ErrorCode::unsupported,
+                    std::string("multichannel algorithm ") + name +
+                        " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU");
     }
     return o.algorithm;
 }
@@ -101,10 +88,11 @@ MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffe
     internal::check_buffer(output, "output (n, x, y)", 3, t.output, o.precision);
     const int filters = kernels->dim[3].extent;
     if (output->dim[0].extent != filters || output->dim[1].extent != e.width || output->dim[2].extent != e.height) {
-        throw Error("output is " + std::to_string(output->dim[0].extent) + " x " +
-                    shape_text(output->dim[1].extent, output->dim[2].extent) + " (n x width x height) but " +
-                    std::to_string(filters) + " kernels in this mode need " + std::to_string(filters) + " x " +
-                    shape_text(e.width, e.height));
+        throw Error(ErrorCode::invalid_argument, "output is " + std::to_string(output->dim[0].extent) + " x " +
+                                                     shape_text(output->dim[1].extent, output->dim[2].extent) +
+                                                     " (n x width x height) but " + std::to_string(filters) +
+                                                     " kernels in this mode need " + std::to_string(filters) + " x " +
+                                                     shape_text(e.width, e.height));
     }
     internal::check_finite_host_values(kernels, "kernels");
     const Device device = internal::resolve_device(o.device);
@@ -113,8 +101,9 @@ MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffe
     for (const auto &[buf, role] :
          {std::pair<const halide_buffer_t *, const char *>{image, "image"}, {kernels, "kernels"}, {output, "output"}}) {
         if (buf->dim[0].stride != 1) {
-            throw Error(std::string(role) + " has dimension 0 stride " + std::to_string(buf->dim[0].stride) +
-                        "; multichannel buffers keep channels innermost (dimension 0 stride 1)");
+            throw Error(ErrorCode::invalid_argument,
+                        std::string(role) + " has dimension 0 stride " + std::to_string(buf->dim[0].stride) +
+                            "; multichannel buffers keep channels innermost (dimension 0 stride 1)");
         }
     }
     // Output channel n is kernel n: the pipelines see the output's channels from the
@@ -123,23 +112,26 @@ MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffe
     const int off_y = internal::mode_offset(kh, o.mode, flip) + output->dim[2].min - image->dim[2].min;
     const int n0 = kernels->dim[3].min;
     internal::run_pipeline(device, {image, kernels}, output, o.stream, "multichannel pipeline", [&] {
+        const internal::PipelineFns &fns =
+            internal::rows_of(internal::Api::multichannel, static_cast<int>(algorithm), device)
+                .front()
+                ->fns(o.precision);
         if (algorithm == MultichannelAlgorithm::direct) {
-            const internal::MultichannelFn fn = internal::multichannel_direct_pipeline(o.precision, device);
+            const internal::Kernel2dFn fn = fns.kernel2d;
             return internal::with_output_mins(output, {n0, output->dim[1].min, output->dim[2].min},
                                               [&](halide_buffer_t *placed) {
                                                   return fn(image, kernels, static_cast<int32_t>(o.boundary),
                                                             o.fill_value, off_x, off_y, flip, placed);
                                               });
         }
-        const bool implicit = algorithm == MultichannelAlgorithm::implicit_gemm;
         if (o.mode == Mode::valid) {
             // The extern stage reads the image from the output's min.
-            const internal::Im2colValidFn fn = internal::im2col_valid_pipeline(o.precision, implicit);
+            const internal::ValidFn fn = fns.valid;
             return internal::with_output_mins(
                 output, {n0, image->dim[1].min, image->dim[2].min},
                 [&](halide_buffer_t *placed) { return fn(image, kernels, flip, placed); });
         }
-        const internal::MultichannelFn fn = internal::im2col_pipeline(o.precision, implicit);
+        const internal::Kernel2dFn fn = fns.kernel2d;
         return internal::with_output_mins(
             output, {n0, output->dim[1].min, output->dim[2].min}, [&](halide_buffer_t *placed) {
                 return fn(image, kernels, static_cast<int32_t>(o.boundary), o.fill_value, off_x, off_y, flip, placed);

@@ -18,8 +18,8 @@ PrecisionTypes types_of(Precision precision) {
         case Precision::f16f32:
             return {halide_type_t(halide_type_float, 16), halide_type_of<float>()};
     }
-    throw Error("unknown precision " + std::to_string(static_cast<int>(precision)) +
-                "; allowed: f64, f32, f16, f16f32");
+    throw Error(ErrorCode::invalid_argument, "unknown precision " + std::to_string(static_cast<int>(precision)) +
+                                                 "; allowed: f64, f32, f16, f16f32");
 }
 
 std::string type_name(halide_type_t type) {
@@ -58,25 +58,26 @@ double unit_roundoff(Precision precision) {
 }
 
 void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide_type_t type, Precision precision) {
+    const auto invalid = [](const std::string &message) { return Error(ErrorCode::invalid_argument, message); };
     if (buf == nullptr) {
-        throw Error(std::string(role) + " is a null buffer");
+        throw invalid(std::string(role) + " is a null buffer");
     }
     if (buf->dimensions != dims) {
-        throw Error(std::string(role) + " has " + std::to_string(buf->dimensions) + " dimensions; it must have " +
-                    std::to_string(dims) + (dims == 2 ? " (x = width, y = height)" : ""));
+        throw invalid(std::string(role) + " has " + std::to_string(buf->dimensions) + " dimensions; it must have " +
+                      std::to_string(dims) + (dims == 2 ? " (x = width, y = height)" : ""));
     }
     for (int d = 0; d < dims; d++) {
         if (buf->dim[d].extent <= 0) {
-            throw Error(std::string(role) + " is empty (extent " + std::to_string(buf->dim[d].extent) +
-                        " in dimension " + std::to_string(d) + "); every extent must be at least 1");
+            throw invalid(std::string(role) + " is empty (extent " + std::to_string(buf->dim[d].extent) +
+                          " in dimension " + std::to_string(d) + "); every extent must be at least 1");
         }
     }
     if (!(buf->type == type)) {
-        throw Error(std::string(role) + " holds " + type_name(buf->type) + " but precision " + to_string(precision) +
-                    " needs " + type_name(type));
+        throw invalid(std::string(role) + " holds " + type_name(buf->type) + " but precision " + to_string(precision) +
+                      " needs " + type_name(type));
     }
     if (buf->host == nullptr && buf->device == 0) {
-        throw Error(std::string(role) + " has neither host nor device memory");
+        throw invalid(std::string(role) + " has neither host nor device memory");
     }
 }
 
@@ -102,7 +103,8 @@ void scan_finite_host_values(halide_buffer_t *buf, const char *role, Visit &&vis
             dst->dim[d].min = buf->dim[d].min;
         }
         if (halide_buffer_copy(nullptr, buf, nullptr, dst) != 0) {
-            throw Error(std::string("could not read ") + role + " back from the device: " + take_last_runtime_error());
+            throw Error(ErrorCode::device,
+                        std::string("could not read ") + role + " back from the device: " + take_last_runtime_error());
         }
     }
     // Every element, in any number of dimensions, walking the strides (values are indexed
@@ -132,8 +134,9 @@ void scan_finite_host_values(halide_buffer_t *buf, const char *role, Visit &&vis
             for (int d = 0; d < dims; d++) {
                 at += (d ? ", " : "") + std::to_string(index[d]);
             }
-            throw Error(std::string(role) + " holds a non-finite coefficient (" + std::to_string(v) + ") at (" + at +
-                        "); kernels must be finite (NaN/Inf would make every output non-finite)");
+            throw Error(ErrorCode::invalid_argument,
+                        std::string(role) + " holds a non-finite coefficient (" + std::to_string(v) + ") at (" + at +
+                            "); kernels must be finite (NaN/Inf would make every output non-finite)");
         }
         visit(e, v);
         for (int d = 0; d < dims; d++) {
@@ -164,9 +167,23 @@ void check_finite_host_values(halide_buffer_t *buf, const char *role) {
     scan_finite_host_values(buf, role, [](int64_t, double) {});
 }
 
-bool fits_shared_tile(int kernel_width, int kernel_height, int storage_bytes, int extra_bytes_per_row) {
-    const long long row_bytes = (long long)(gpu_tile_width + kernel_width - 1) * storage_bytes + extra_bytes_per_row;
-    return (long long)(gpu_tile_height + kernel_height - 1) * row_bytes <= gpu_shared_budget_bytes;
+Halide::Runtime::Buffer<> storage_buffer(const std::vector<double> &values, int width, int height, int dims,
+                                         Precision precision) {
+    const PrecisionTypes t = types_of(precision);
+    Halide::Runtime::Buffer<> b =
+        dims == 1 ? Halide::Runtime::Buffer<>(t.storage, width) : Halide::Runtime::Buffer<>(t.storage, width, height);
+    for (size_t i = 0; i < values.size(); i++) {
+        void *p = b.raw_buffer()->host + i * t.storage.bytes();
+        if (precision == Precision::f64) {
+            *static_cast<double *>(p) = values[i];
+        } else if (precision == Precision::f32) {
+            *static_cast<float *>(p) = static_cast<float>(values[i]);
+        } else {
+            *static_cast<uint16_t *>(p) = float16_bits_from_double(values[i]);
+        }
+    }
+    b.set_host_dirty();
+    return b;
 }
 
 }  // namespace halconv::internal

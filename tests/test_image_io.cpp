@@ -236,7 +236,7 @@ TEST_F(ImageIo, FailedWritesLeaveNoFile) {
     EXPECT_THROW(halconv::io::write_atomically(existing,
                                                [](std::FILE *f) {
                                                    std::fputs("partial", f);
-                                                   throw halconv::Error("stopped");
+                                                   throw halconv::Error(halconv::ErrorCode::io, "stopped");
                                                }),
                  halconv::Error);
     EXPECT_EQ(read_bytes(existing), "old contents");

@@ -20,23 +20,21 @@ namespace {
 
 struct Variant {
     Algorithm algorithm;
-    TensorCoreShape shape;
     const char *name;
 };
 
 const Variant variants[] = {
-    {Algorithm::im2tensor, TensorCoreShape::m16n16k16, "im2tensor"},
-    {Algorithm::im2tensor_fused, TensorCoreShape::m16n16k16, "im2tensor_fused"},
-    {Algorithm::im2tensor_atomic, TensorCoreShape::m16n16k16, "im2tensor_atomic"},
-    {Algorithm::diagonal_unroll, TensorCoreShape::m16n16k16, "diagonal_unroll_m16n16k16"},
-    {Algorithm::diagonal_unroll, TensorCoreShape::m32n8k16, "diagonal_unroll_m32n8k16"},
+    {Algorithm::im2tensor, "im2tensor"},
+    {Algorithm::im2tensor_fused, "im2tensor_fused"},
+    {Algorithm::im2tensor_atomic, "im2tensor_atomic"},
+    {Algorithm::diagonal_unroll, "diagonal_unroll_m16n16k16"},
+    {Algorithm::diagonal_unroll_m32n8k16, "diagonal_unroll_m32n8k16"},
 };
 
 // Options running variant v on the GPU.
 Options gpu_options(const Variant &v, Precision p, Mode mode, Boundary boundary) {
     Options o;
     o.algorithm = v.algorithm;
-    o.tensor_core_shape = v.shape;
     o.precision = p;
     o.mode = mode;
     o.boundary = boundary;
@@ -433,9 +431,6 @@ TEST(TensorCoreErrors, RefusedRequests) {
     o.device = Device::automatic;
     Halide::Runtime::Buffer<> k129 = random_buffer(storage_type(Precision::f16), 129, 2, ker);
     EXPECT_THROW(correlate2d(in16, k129, o), Error);
-    o.algorithm = Algorithm::diagonal_unroll;
-    o.tensor_core_shape = static_cast<TensorCoreShape>(7);
-    EXPECT_THROW(correlate2d(in16, k16, o), Error);
 }
 
 }  // namespace

@@ -23,13 +23,14 @@ Format format_of_name(const std::string &path) {
     if (const std::optional<Format> f = format_named(path)) {
         return *f;
     }
-    throw Error(path + ": unknown image type; allowed .png, .fits, .fit");
+    throw Error(ErrorCode::invalid_argument, path + ": unknown image type; allowed .png, .fits, .fit");
 }
 
 Format same_format(const std::string &in, const std::string &out) {
     const Format format = format_of_name(in);
     if (format_of_name(out) != format) {
-        throw Error(out + ": the output keeps the input's format (" + (format == Format::png ? ".png" : ".fits") + ")");
+        throw Error(ErrorCode::invalid_argument,
+                    out + ": the output keeps the input's format (" + (format == Format::png ? ".png" : ".fits") + ")");
     }
     return format;
 }
@@ -77,6 +78,21 @@ Boundary parse_boundary(const std::string &flag, const std::string &value) {
                         {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap});
 }
 
+Algorithm parse_algorithm(const std::string &flag, const std::string &value) {
+    if (const std::optional<Algorithm> a = algorithm_named(value)) {
+        return *a;
+    }
+    throw UsageError(flag + " " + value + ": allowed " + algorithm_names());
+}
+
+std::string algorithm_names() {
+    std::string names = "auto";
+    for (const AlgorithmInfo &a : algorithms()) {
+        names += ", " + a.name;
+    }
+    return names;
+}
+
 Device parse_device(const std::string &flag, const std::string &value) {
     return parse_choice(flag, value, {Device::automatic, Device::cpu, Device::cuda});
 }
@@ -107,10 +123,10 @@ int run_files(std::vector<std::string> paths,
     }
     std::sort(inputs.begin(), inputs.end());
     if (inputs.empty()) {
-        throw Error("no .png, .fits or .fit files in " + paths[0]);
+        throw Error(ErrorCode::invalid_argument, "no .png, .fits or .fit files in " + paths[0]);
     }
     if (fs::exists(out) && !fs::is_directory(out)) {
-        throw Error(out + ": several inputs need an output directory");
+        throw Error(ErrorCode::invalid_argument, out + ": several inputs need an output directory");
     }
     fs::create_directories(out);
     int failed = 0;

@@ -18,7 +18,7 @@ namespace halconv::cli {
 // A command line that cannot be run as given: exit status 2 (other errors: 1).
 class UsageError : public Error {
 public:
-    using Error::Error;
+    explicit UsageError(const std::string &message) : Error(ErrorCode::invalid_argument, message) {}
 };
 
 enum class Format { png, fits };
@@ -57,6 +57,10 @@ bool walk_arguments(const std::vector<std::string> &args, const char *usage,
 void check_paths(const std::vector<std::string> &paths, const std::string &command);
 
 Boundary parse_boundary(const std::string &flag, const std::string &value);
+// An algorithm of the registry by name, or auto.
+Algorithm parse_algorithm(const std::string &flag, const std::string &value);
+// "auto, naive, shared_tiled, ...": what --algorithm takes.
+std::string algorithm_names();
 Device parse_device(const std::string &flag, const std::string &value);
 
 // Runs `one(in, out)` for IN... OUT: a single input writes OUT (its parent directories

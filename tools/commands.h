@@ -19,5 +19,7 @@ int unsharp_command(const std::vector<std::string> &args);
 int info_command(const std::vector<std::string> &args);
 // halconv bench-quick [--device D] [--sizes ...] [--kernels ...]
 int bench_quick_command(const std::vector<std::string> &args);
+// halconv tune [--device D] [--sizes ...] [--kernels ...] [--precisions ...] [--output PATH]
+int tune_command(const std::vector<std::string> &args);
 
 }  // namespace halconv::cli

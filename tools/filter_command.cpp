@@ -2,6 +2,7 @@
 // one file or a batch, each colour channel filtered, alpha passed through, the output in
 // the input's format (PNG clamped and rounded at the input's depth; FITS float32, or
 // float64 with --precision f64).
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -15,17 +16,19 @@
 namespace halconv::cli {
 namespace {
 
-const char *const filter_usage =
-    "usage: halconv filter IN... OUT --kernel SPEC [--algorithm A] [--precision f64|f32|f16|f16f32]\n"
-    "                      [--mode valid|same|full] [--boundary constant|nearest|reflect|mirror|wrap]\n"
-    "                      [--fill V] [--device auto|cpu|cuda] [--convolve]\n"
-    "  Correlates (with --convolve: convolves) each IN, a PNG or FITS image, with the kernel\n"
-    "  and writes OUT in the same format. Several INs or a directory: OUT is a directory.\n"
-    "  SPEC: gaussian:sigma=S[,size=K] | box:K | laplacian | sobel-x | sobel-y |\n"
-    "        log:sigma=S[,size=K] | random:K[,seed=N] | FILE.txt | FILE.fits\n"
-    "  Defaults: mode same, boundary constant, fill 0, precision f32, device auto,\n"
-    "  algorithm automatic (also: naive, shared_tiled, separable, autoscheduled, im2tensor,\n"
-    "  im2tensor_fused, im2tensor_atomic, diagonal_unroll).";
+std::string filter_usage() {
+    return "usage: halconv filter IN... OUT --kernel SPEC [--algorithm A] [--precision f64|f32|f16|f16f32]\n"
+           "                      [--mode valid|same|full] [--boundary constant|nearest|reflect|mirror|wrap]\n"
+           "                      [--fill V] [--device auto|cpu|cuda] [--convolve] [--verbose]\n"
+           "  Correlates (with --convolve: convolves) each IN, a PNG or FITS image, with the kernel\n"
+           "  and writes OUT in the same format. Several INs or a directory: OUT is a directory.\n"
+           "  SPEC: gaussian:sigma=S[,size=K] | box:K | laplacian | sobel-x | sobel-y |\n"
+           "        log:sigma=S[,size=K] | random:K[,seed=N] | FILE.txt | FILE.fits\n"
+           "  --verbose: for each IN, the device and algorithm that ran, and why.\n"
+           "  Defaults: mode same, boundary constant, fill 0, precision f32, device auto,\n"
+           "  algorithm auto (the fastest on the device, halconv tune); the algorithms:\n  " +
+           algorithm_names() + ".";
+}
 
 halide_type_t storage_type(Precision p) {
     return p == Precision::f64 ? halide_type_of<double>()
@@ -73,17 +76,29 @@ struct Filter {
     io::KernelTaps kernel;
     Options options;
     bool convolve = false;
+    bool verbose = false;
 
-    // One channel through halconv; returns the output samples and its extent.
-    std::vector<double> run(const std::vector<double> &samples, int width, int height, int &out_width,
-                            int &out_height) const {
-        Halide::Runtime::Buffer<> image = to_buffer(samples, width, height, options.precision);
+    // Every channel of one file through one plan (the image's extent and the kernel
+    // prepared once); returns each channel's output samples and the output extent.
+    std::vector<std::vector<double>> run(const std::string &in, const std::vector<std::vector<double>> &channels,
+                                         int width, int height, int &out_width, int &out_height) const {
         Halide::Runtime::Buffer<> k = to_buffer(kernel.taps, kernel.width, kernel.height, options.precision);
-        Halide::Runtime::Buffer<> out = convolve ? convolve2d(image, k, options) : correlate2d(image, k, options);
-        out.copy_to_host();
-        out_width = out.width();
-        out_height = out.height();
-        return from_buffer(out);
+        const Plan plan({width, height}, k, options, convolve ? Operation::convolve : Operation::correlate);
+        if (verbose) {
+            const Dispatch &d = plan.dispatch();
+            std::fprintf(stderr, "%s: device %s, algorithm %s (variant %s): %s\n", in.c_str(), to_string(d.device),
+                         to_string(d.algorithm), d.variant.c_str(), d.reason.c_str());
+        }
+        std::vector<std::vector<double>> outputs;
+        for (const std::vector<double> &samples : channels) {
+            Halide::Runtime::Buffer<> image = to_buffer(samples, width, height, options.precision);
+            Halide::Runtime::Buffer<> out = plan.apply(image);
+            out.copy_to_host();
+            outputs.push_back(from_buffer(out));
+        }
+        out_width = plan.output_extent().width;
+        out_height = plan.output_extent().height;
+        return outputs;
     }
 };
 
@@ -91,21 +106,20 @@ void filter_file(const Filter &f, const std::string &in, const std::string &out)
     if (same_format(in, out) == Format::fits) {
         const io::FitsImage img = io::read_fits(in);
         io::FitsImage result;
-        result.data = f.run(img.data, img.width, img.height, result.width, result.height);
+        result.data = f.run(in, {img.data}, img.width, img.height, result.width, result.height).front();
         result.bitpix = f.options.precision == Precision::f64 ? -64 : -32;
         io::write_fits(out, result);
         return;
     }
     const io::Image img = io::read_png(in);
     if (img.has_alpha() && f.options.mode != Mode::same) {
-        throw Error(in + ": has an alpha channel, which is passed through unchanged: allowed only with --mode same");
+        throw Error(ErrorCode::invalid_argument,
+                    in + ": has an alpha channel, which is passed through unchanged: allowed only with --mode same");
     }
     io::Image result;
     result.bit_depth = img.bit_depth;
     result.alpha = img.alpha;
-    for (const std::vector<double> &channel : img.channels) {
-        result.channels.push_back(f.run(channel, img.width, img.height, result.width, result.height));
-    }
+    result.channels = f.run(in, img.channels, img.width, img.height, result.width, result.height);
     io::write_png(out, result);
 }
 
@@ -119,11 +133,7 @@ int filter_command(const std::vector<std::string> &args) {
         if (a == "--kernel") {
             spec = v;
         } else if (a == "--algorithm") {
-            f.options.algorithm =
-                parse_choice(a, v,
-                             {Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled, Algorithm::separable,
-                              Algorithm::autoscheduled, Algorithm::im2tensor, Algorithm::im2tensor_fused,
-                              Algorithm::im2tensor_atomic, Algorithm::diagonal_unroll});
+            f.options.algorithm = parse_algorithm(a, v);
         } else if (a == "--precision") {
             f.options.precision =
                 parse_choice(a, v, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32});
@@ -139,8 +149,9 @@ int filter_command(const std::vector<std::string> &args) {
             throw UsageError("unknown option " + a + " (see halconv filter --help)");
         }
     };
-    if (!walk_arguments(
-            args, filter_usage, {"--convolve"}, paths, [&](const std::string &) { f.convolve = true; }, option)) {
+    const std::string usage = filter_usage();
+    const auto flag = [&](const std::string &a) { (a == "--verbose" ? f.verbose : f.convolve) = true; };
+    if (!walk_arguments(args, usage.c_str(), {"--convolve", "--verbose"}, paths, flag, option)) {
         return 0;
     }
     if (spec.empty()) {

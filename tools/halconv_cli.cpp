@@ -140,10 +140,13 @@ int demo(const std::vector<std::string> &args) {
     // Typed as float16 for the tensor-core algorithms (the bits were written above).
     Buffer<> image_f16(halide_type_t(halide_type_float, 16), image16.data(), w, h);
     Buffer<> random_f16(halide_type_t(halide_type_float, 16), random16.data(), k, k);
-    std::vector<Algorithm> algorithms = {Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled};
-    if (gpu) {
-        algorithms.insert(algorithms.end(), {Algorithm::im2tensor, Algorithm::im2tensor_fused,
-                                             Algorithm::im2tensor_atomic, Algorithm::diagonal_unroll});
+    // auto, then every algorithm of the device that takes a general kernel (the registry's).
+    std::vector<Algorithm> algorithms = {Algorithm::automatic};
+    for (const halconv::AlgorithmInfo &info : halconv::algorithms()) {
+        if (!info.needs_rank1_kernel &&
+            std::find(info.devices.begin(), info.devices.end(), o.device) != info.devices.end()) {
+            algorithms.push_back(info.algorithm);
+        }
     }
     for (Algorithm a : algorithms) {
         o.algorithm = a;
@@ -177,7 +180,8 @@ int main(int argc, char **argv) {
         "  filter IN... OUT --kernel SPEC [options]     filter PNG / FITS images\n"
         "  edges IN... OUT [--threshold T] [options]    edge detection (Gaussian, Laplacian, threshold)\n"
         "  unsharp IN... OUT --sigma S [--amount A]     unsharp mask, the blur on tensor cores\n"
-        "  info                                         versions, devices, compiled pipelines\n"
+        "  info                                         versions, devices, algorithms, compiled pipelines\n"
+        "  tune [--device D] [--sizes ...]              measure every algorithm here for auto (wisdom file)\n"
         "  bench-quick [--device D]                     a small timing table\n"
         "  demo [IMAGE.png] [--out DIR] [--device D]    every filter on a photo, timings, PNGs";
     try {
@@ -197,6 +201,9 @@ int main(int argc, char **argv) {
         }
         if (command == "info") {
             return halconv::cli::info_command(args);
+        }
+        if (command == "tune") {
+            return halconv::cli::tune_command(args);
         }
         if (command == "bench-quick") {
             return halconv::cli::bench_quick_command(args);

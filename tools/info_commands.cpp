@@ -55,7 +55,7 @@ Halide::Runtime::Buffer<> random_buffer(halide_type_t type, int width, int heigh
     }
     b.set_host_dirty();
     if (device == Device::cuda && b.copy_to_device(halide_cuda_device_interface()) != 0) {
-        throw Error("could not copy the benchmark data to the GPU");
+        throw Error(ErrorCode::invalid_argument, "could not copy the benchmark data to the GPU");
     }
     return b;
 }
@@ -107,10 +107,32 @@ int info_command(const std::vector<std::string> &args) {
                         p.multiProcessorCount, double(p.totalGlobalMem) / double(1 << 30), d == 0 ? " (used)" : "");
         }
     }
-    std::printf(
-        "Algorithms: naive, shared_tiled, separable, autoscheduled (CPU and CUDA; f64, f32, f16, f16f32);\n"
-        "  im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll (CUDA tensor cores; f16, f16f32)\n"
-        "Pipelines: edges (fused, staged), unsharp (tensor-core blur), gaussian_blur (separable, any sigma)\n");
+    std::printf("Algorithms of correlate2d / convolve2d (the registry, variants.cmake), and auto:\n");
+    for (const AlgorithmInfo &a : algorithms()) {
+        std::string devices, precisions;
+        for (Device d : a.devices) {
+            devices += std::string(devices.empty() ? "" : ",") + to_string(d);
+        }
+        for (Precision p : a.precisions) {
+            precisions += std::string(precisions.empty() ? "" : ",") + to_string(p);
+        }
+        std::printf("  %-26s %-9s %-19s %s\n", a.name.c_str(), devices.c_str(), precisions.c_str(),
+                    a.description.c_str());
+    }
+    std::printf("Pipelines: edges (fused, staged), unsharp (tensor-core blur), gaussian_blur (separable, any sigma)\n");
+    const std::string wisdom = default_wisdom_path();
+    std::printf("Auto's measurements (wisdom file %s, $HALCONV_WISDOM; halconv tune writes it):\n",
+                wisdom.empty() ? "(no location: set HALCONV_WISDOM)" : wisdom.c_str());
+    std::vector<Device> kinds{Device::cpu};
+    if (cuda_available()) {
+        kinds.push_back(Device::cuda);
+    }
+    for (Device kind : kinds) {
+        const DeviceIdentity id = identify_device(kind);
+        const CostTable table = cost_table(id);
+        std::printf("  %s: %zu measurements, %s\n", describe(id).c_str(), table.measurements.size(),
+                    table.source.c_str());
+    }
     std::printf("Compiled AOT pipelines (%zu):\n", info.pipelines.size());
     for (const std::string &name : info.pipelines) {
         std::printf("  %s\n", name.c_str());
@@ -149,7 +171,7 @@ int bench_quick_command(const std::vector<std::string> &args) {
     }
     const bool gpu = device == Device::cuda;
     if (gpu && !cuda_available()) {
-        throw Error("--device cuda: no usable CUDA device here");
+        throw Error(ErrorCode::invalid_argument, "--device cuda: no usable CUDA device here");
     }
     if (sizes.empty()) {
         sizes = gpu ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024};
@@ -177,12 +199,15 @@ int bench_quick_command(const std::vector<std::string> &args) {
             Options o;
             o.device = device;
             o.boundary = Boundary::reflect;
-            std::vector<Algorithm> algorithms = {Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled};
-            if (gpu) {
-                algorithms.insert(algorithms.end(), {Algorithm::im2tensor_fused, Algorithm::im2tensor_atomic,
-                                                     Algorithm::diagonal_unroll});
+            // auto, then every algorithm of the device that takes a general kernel.
+            std::vector<Algorithm> to_time{Algorithm::automatic};
+            for (const AlgorithmInfo &info : algorithms()) {
+                if (!info.needs_rank1_kernel &&
+                    std::find(info.devices.begin(), info.devices.end(), device) != info.devices.end()) {
+                    to_time.push_back(info.algorithm);
+                }
             }
-            for (Algorithm a : algorithms) {
+            for (Algorithm a : to_time) {
                 o.algorithm = a;
                 o.precision = uses_tensor_cores(a) ? Precision::f16f32 : Precision::f32;
                 Halide::Runtime::Buffer<> &in = uses_tensor_cores(a) ? image16 : image;

@@ -16,9 +16,25 @@
 //     exactly as in SciPy and are not scanned for.
 //   - the default mode is same (image filtering), where SciPy's default is full.
 //
+// Algorithm::automatic (the default) picks, per request, the fastest algorithm that
+// supports it on the device, by measured costs: built-in tables measured on an H100 and
+// on a reference CPU, or the present device's own, measured by `halconv tune`
+// (halconv/tuning.h). Every algorithm it can pick stays within the chosen precision's
+// stated error (the tests' bounds): Auto changes speed, not what the precision
+// promises. Per route:
+//   - direct sums (naive, shared_tiled, autoscheduled): each sum rounded in the
+//     precision's arithmetic, |error| <= (n + 4) u sum |k||x| for n taps (Higham 3.5);
+//   - tensor cores (f16, f16f32 only): float16 operands, float32 accumulation; the
+//     result rounded to the output type. Within the same bound with u = 2^-24 for the
+//     sums (tighter than f16's own arithmetic), plus one rounding of the output;
+//   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
+//     roundoffs more per product) and the kernel's rank-1 residual, at most
+//     rank1_tolerance(precision) ||K||_F, times the window's sum |x|.
+// Dispatch (returned by every call, and Plan::dispatch) says what ran and why.
+//
 // Algorithm::autoscheduled runs what Halide's autoschedulers chose for a 4096 x 4096
 // image; their tiles assume outputs at least that large, so smaller outputs are
-// computed into a scratch of autoscheduled_min_extent per axis and cropped.
+// computed into a scratch of 512 per axis and cropped.
 //
 // Tensor-core algorithms (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll)
 // run on a CUDA device only, with float16 image and kernel (precision f16 or f16f32;
@@ -32,7 +48,8 @@
 //   f16: float16 everywhere (f16 arithmetic)    f16f32: float16 image and kernel, float32 output
 //
 // CUDA: buffers may be host- or device-resident. On device cuda the call is asynchronous
-// on Options::stream and leaves the output device-dirty: call output.copy_to_host()
+// on Options::stream (a halconv::Stream: cudaStream_t converts) and leaves the output
+// device-dirty: call output.copy_to_host()
 // (or synchronize the stream and use output.device) before reading it. Halide's own
 // copies (copy_to_host, copy_to_device) run on the legacy default stream: with a
 // non-blocking Options::stream, synchronize that stream before copy_to_host. halconv and
@@ -40,32 +57,19 @@
 // before the call on that stream is seen by it, and work queued after sees its output.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "HalideBuffer.h"
 #include "halconv/error.h"
+#include "halconv/options.h"
+#include "halconv/plan.h"
+#include "halconv/tuning.h"
 #include "halconv/types.h"
 
 namespace halconv {
-
-struct Options {
-    Algorithm algorithm = Algorithm::automatic;
-    Precision precision = Precision::f32;
-    Mode mode = Mode::same;
-    Boundary boundary = Boundary::constant;
-    double fill_value = 0.0;  // every out-of-image sample under Boundary::constant, rounded to the image's type
-    Device device = Device::automatic;
-    void *stream = nullptr;  // cudaStream_t / CUstream for device work; nullptr = the default stream
-    TensorCoreShape tensor_core_shape = TensorCoreShape::m16n16k16;  // Algorithm::diagonal_unroll only
-};
-
-// Output extents (width, height) of a given mode.
-struct Extent2d {
-    int width = 0;
-    int height = 0;
-};
-Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode);
 
 // True when a CUDA device and driver are usable by this process.
 bool cuda_available();
@@ -77,12 +81,6 @@ bool cuda_available();
 // themselves. Idempotent.
 void use_shared_cuda_context();
 
-// What a call resolved Device::automatic and Algorithm::automatic to.
-struct Dispatch {
-    Device device = Device::cpu;
-    Algorithm algorithm = Algorithm::naive;
-};
-
 // Rank-1 test used by Algorithm::automatic: the kernel is separable when the best
 // rank-1 approximation leaves a residual (Frobenius) of at most
 // (4 * unit roundoff(precision) + 64 * 2^-53) * ||K||_F, i.e. no more than rounding the
@@ -93,9 +91,9 @@ double rank1_tolerance(Precision precision);
 
 namespace detail {
 Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &options,
-                   bool flip);
+                   Operation operation);
 Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
-                             halide_buffer_t *output, const Options &options, bool flip);
+                             halide_buffer_t *output, const Options &options, Operation operation);
 Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,
                                           const Options &options);
 }  // namespace detail
@@ -105,14 +103,16 @@ Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kern
 template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
 Dispatch correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TK, DK, NK> &kernel,
                      Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
-    return detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, false);
+    return detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options,
+                             Operation::correlate);
 }
 
 // scipy.signal.convolve2d: correlation with the kernel flipped in both axes.
 template <typename TI, int DI, int NI, typename TK, int DK, int NK, typename TO, int DO, int NO>
 Dispatch convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TK, DK, NK> &kernel,
                     Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
-    return detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, true);
+    return detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options,
+                             Operation::convolve);
 }
 
 // Allocating forms: the output gets host memory of the right type and extent.
@@ -122,7 +122,7 @@ Halide::Runtime::Buffer<> correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image
     const int kw = kernel.dimensions() > 0 ? kernel.dim(0).extent() : 0;
     const int kh = kernel.dimensions() > 1 ? kernel.dim(1).extent() : 0;
     Halide::Runtime::Buffer<> output = detail::allocate_output(image.raw_buffer(), kw, kh, options);
-    detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, false);
+    detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, Operation::correlate);
     return output;
 }
 
@@ -132,7 +132,7 @@ Halide::Runtime::Buffer<> convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
     const int kw = kernel.dimensions() > 0 ? kernel.dim(0).extent() : 0;
     const int kh = kernel.dimensions() > 1 ? kernel.dim(1).extent() : 0;
     Halide::Runtime::Buffer<> output = detail::allocate_output(image.raw_buffer(), kw, kh, options);
-    detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, true);
+    detail::correlate(image.raw_buffer(), kernel.raw_buffer(), output.raw_buffer(), options, Operation::convolve);
     return output;
 }
 
@@ -147,7 +147,7 @@ Dispatch separable_correlate2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
                                Halide::Runtime::Buffer<TC, DC, NC> &col_kernel,
                                Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
     return detail::correlate_separable(image.raw_buffer(), row_kernel.raw_buffer(), col_kernel.raw_buffer(),
-                                       output.raw_buffer(), options, false);
+                                       output.raw_buffer(), options, Operation::correlate);
 }
 
 template <typename TI, int DI, int NI, typename TR, int DR, int NR, typename TC, int DC, int NC, typename TO, int DO,
@@ -157,7 +157,7 @@ Dispatch separable_convolve2d(Halide::Runtime::Buffer<TI, DI, NI> &image,
                               Halide::Runtime::Buffer<TC, DC, NC> &col_kernel,
                               Halide::Runtime::Buffer<TO, DO, NO> &output, const Options &options = {}) {
     return detail::correlate_separable(image.raw_buffer(), row_kernel.raw_buffer(), col_kernel.raw_buffer(),
-                                       output.raw_buffer(), options, true);
+                                       output.raw_buffer(), options, Operation::convolve);
 }
 
 // ---- Gaussian blur of any sigma, through the separable path ----
@@ -181,14 +181,7 @@ Dispatch gaussian_blur(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runti
     return detail::gaussian_blur(image.raw_buffer(), output.raw_buffer(), sigma, size, options);
 }
 
-// ---- Composed pipelines: float32 images, output the image's size ----
-struct PipelineOptions {
-    Boundary boundary = Boundary::reflect;  // for every stage's input (no spurious edges at the frame)
-    double fill_value = 0.0;                // Boundary::constant
-    Device device = Device::automatic;
-    void *stream = nullptr;            // as Options::stream
-    Staging staging = Staging::fused;  // detect_edges: fused or stage by stage (same result)
-};
+// ---- Composed pipelines: float32 images, output the image's size (PipelineOptions) ----
 
 // seed 001's threshold (5 on 0..255 data) on images scaled to [0, 1].
 inline constexpr double default_edge_threshold = 5.0 / 255.0;
@@ -238,21 +231,7 @@ Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime:
 // load; implicit_gemm: to 2, 4 or 8 for C <= 8, else a multiple of 8, for 16-byte copies).
 // implicit_gemm copies a valid-mode image whose pixels are not so aligned into such a
 // padded buffer first (device memory of the image's size while it runs).
-struct MultichannelOptions {
-    MultichannelAlgorithm algorithm = MultichannelAlgorithm::automatic;
-    Precision precision = Precision::f32;
-    Mode mode = Mode::same;
-    Boundary boundary = Boundary::constant;
-    double fill_value = 0.0;  // every out-of-image sample under Boundary::constant
-    Device device = Device::automatic;
-    void *stream = nullptr;  // as Options::stream
-};
-
-struct MultichannelDispatch {
-    Device device = Device::cpu;
-    MultichannelAlgorithm algorithm = MultichannelAlgorithm::direct;
-};
-
+// (MultichannelOptions, MultichannelDispatch: halconv/options.h.)
 namespace detail {
 MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffer_t *kernels, halide_buffer_t *output,
                                             const MultichannelOptions &options, bool flip);
@@ -302,23 +281,41 @@ Halide::Runtime::Buffer<> multichannel_convolve2d(Halide::Runtime::Buffer<TI, DI
 // What this build of halconv contains (halconv info prints it).
 struct BuildInfo {
     std::string version;                 // halconv's
+    std::string build_id;                // digest of the registry and every generator, schedule and kernel source
     std::string halide_version;          // the Halide the pipelines were compiled with
     std::string cpu_targets;             // Halide targets of the CPU pipelines (multitarget, best first)
     std::string cuda_target;             // Halide target of the CUDA pipelines
     std::string cuda_architectures;      // what the hand-written kernels were compiled for
-    std::vector<std::string> pipelines;  // every AOT pipeline, halconv_<generator>_<variant>
+    std::vector<std::string> pipelines;  // every AOT pipeline, halconv_<generator>_<schedule>[_<precision>][_valid]
 };
 BuildInfo build_info();
 
-// Names for messages, the CLI and the benchmark.
+// ---- The registry of variants (variants.cmake), as this build has it ----
+// An algorithm of correlate2d / convolve2d: what --algorithm, the benchmark and Auto list.
+struct AlgorithmInfo {
+    Algorithm algorithm = Algorithm::automatic;
+    std::string name;                   // as to_string spells it
+    std::string description;            // the registry's line
+    std::vector<Device> devices;        // where it has variants (cpu, cuda)
+    std::vector<Precision> precisions;  // on any of them
+    bool tensor_cores = false;          // runs on tensor cores (float16 operands)
+    bool needs_rank1_kernel = false;    // every variant needs a rank-1 kernel (or the separable entry)
+    std::vector<std::string> variants;  // its registry rows, <generator>_<schedule>
+};
+// Every algorithm in registry order, automatic excluded.
+const std::vector<AlgorithmInfo> &algorithms();
+// The algorithm `name` spells ("auto" for automatic), or nullopt.
+std::optional<Algorithm> algorithm_named(std::string_view name);
+
+// Names for messages, the CLI and the benchmark ("auto" for the automatic values).
 const char *to_string(Mode mode);
 const char *to_string(Boundary boundary);
 const char *to_string(Precision precision);
 const char *to_string(Algorithm algorithm);
 const char *to_string(Device device);
-const char *to_string(TensorCoreShape shape);
 const char *to_string(Staging staging);
 const char *to_string(MultichannelAlgorithm algorithm);
+const char *to_string(Operation operation);
 // True for the algorithms that run on tensor cores.
 bool uses_tensor_cores(Algorithm algorithm);
 

@@ -16,12 +16,12 @@ namespace halconv::io {
 std::vector<char> read_file(const std::string &path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
-        throw Error("cannot read " + path + ": " +
-                    (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+        throw Error(ErrorCode::io, "cannot read " + path + ": " +
+                                       (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
     }
     std::FILE *file = std::fopen(path.c_str(), "rb");
     if (file == nullptr) {
-        throw Error("cannot read " + path + ": " + std::strerror(errno));
+        throw Error(ErrorCode::io, "cannot read " + path + ": " + std::strerror(errno));
     }
     std::vector<char> bytes;
     char chunk[65536];
@@ -32,7 +32,7 @@ std::vector<char> read_file(const std::string &path) {
     const bool failed = std::ferror(file) != 0;
     std::fclose(file);
     if (failed) {
-        throw Error("cannot read " + path + ": read error");
+        throw Error(ErrorCode::io, "cannot read " + path + ": read error");
     }
     return bytes;
 }
@@ -43,19 +43,19 @@ void write_atomically(const std::string &path, const std::function<void(std::FIL
     std::string tmp = (dir / ("." + target.filename().string() + ".halconv-XXXXXX")).string();
     const int fd = mkstemp(tmp.data());
     if (fd < 0) {
-        throw Error("cannot write " + path + ": " + std::strerror(errno));
+        throw Error(ErrorCode::io, "cannot write " + path + ": " + std::strerror(errno));
     }
     std::FILE *file = fdopen(fd, "wb");
     if (file == nullptr) {
         const int e = errno;
         close(fd);
         unlink(tmp.c_str());
-        throw Error("cannot write " + path + ": " + std::strerror(e));
+        throw Error(ErrorCode::io, "cannot write " + path + ": " + std::strerror(e));
     }
     try {
         write(file);
         if (std::fflush(file) != 0 || std::ferror(file) != 0) {
-            throw Error("cannot write " + path + ": " + std::strerror(errno));
+            throw Error(ErrorCode::io, "cannot write " + path + ": " + std::strerror(errno));
         }
     } catch (...) {
         std::fclose(file);
@@ -65,7 +65,7 @@ void write_atomically(const std::string &path, const std::function<void(std::FIL
     if (std::fclose(file) != 0) {
         const int e = errno;
         unlink(tmp.c_str());
-        throw Error("cannot write " + path + ": " + std::strerror(e));
+        throw Error(ErrorCode::io, "cannot write " + path + ": " + std::strerror(e));
     }
     // mkstemp creates 0600; outputs get the usual permissions (umask applies).
     const mode_t mask = umask(0);
@@ -74,7 +74,7 @@ void write_atomically(const std::string &path, const std::function<void(std::FIL
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;
         unlink(tmp.c_str());
-        throw Error("cannot write " + path + ": " + std::strerror(e));
+        throw Error(ErrorCode::io, "cannot write " + path + ": " + std::strerror(e));
     }
 }
 

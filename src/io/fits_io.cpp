@@ -43,13 +43,13 @@ FitsImage read_fits(const std::string &path) {
 
 FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &bytes) {
     if (bytes.empty()) {
-        throw Error("cannot read " + name + ": the file is empty");
+        throw Error(ErrorCode::io, "cannot read " + name + ": the file is empty");
     }
     if (bytes.size() < 9 || std::string(bytes.data(), 9) != "SIMPLE  =") {
-        throw Error("cannot read " + name + ": not a FITS file");
+        throw Error(ErrorCode::io, "cannot read " + name + ": not a FITS file");
     }
     if (bytes.size() < 2880) {
-        throw Error("cannot read " + name + ": truncated (shorter than one 2880-byte header block)");
+        throw Error(ErrorCode::io, "cannot read " + name + ": truncated (shorter than one 2880-byte header block)");
     }
     // cfitsio reads through these; it does not write to a READONLY memory file.
     void *buffer = const_cast<char *>(bytes.data());
@@ -64,7 +64,7 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
     }
     if (status != 0) {
         status = close_file(file, status);
-        throw Error("cannot read " + name + ": invalid FITS header (" + fits_message(status) + ")");
+        throw Error(ErrorCode::io, "cannot read " + name + ": invalid FITS header (" + fits_message(status) + ")");
     }
     long extra = 1;  // axes beyond the second must be of extent 1
     for (int a = 2; a < std::min(naxis, 8); a++) {
@@ -72,22 +72,23 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
     }
     if (naxis < 2 || naxis > 8 || extra != 1 || naxes[0] < 1 || naxes[1] < 1) {
         close_file(file, 0);
-        throw Error("cannot read " + name + ": the primary HDU holds no 2D image (NAXIS = " + std::to_string(naxis) +
-                    "); halconv reads 2D images, NAXIS1 as the width");
+        throw Error(ErrorCode::io, "cannot read " + name + ": the primary HDU holds no 2D image (NAXIS = " +
+                                       std::to_string(naxis) + "); halconv reads 2D images, NAXIS1 as the width");
     }
     if (uint64_t(naxes[0]) * uint64_t(naxes[1]) > max_pixels || naxes[0] > std::numeric_limits<int>::max() ||
         naxes[1] > std::numeric_limits<int>::max()) {
         close_file(file, 0);
-        throw Error("cannot read " + name + ": image of " + std::to_string(naxes[0]) + " x " +
-                    std::to_string(naxes[1]) + " is larger than allowed");
+        throw Error(ErrorCode::io, "cannot read " + name + ": image of " + std::to_string(naxes[0]) + " x " +
+                                       std::to_string(naxes[1]) + " is larger than allowed");
     }
     // cfitsio's memory driver reads past the end of a truncated buffer without an error.
     LONGLONG header_start = 0, data_start = 0, data_end = 0;
     fits_get_hduaddrll(file, &header_start, &data_start, &data_end, &status);
     if (status != 0 || data_end > LONGLONG(bytes.size())) {
         status = close_file(file, status);
-        throw Error("cannot read " + name + ": truncated (the header announces " + std::to_string(data_end) +
-                    " bytes, the file has " + std::to_string(bytes.size()) + ")");
+        throw Error(ErrorCode::io, "cannot read " + name + ": truncated (the header announces " +
+                                       std::to_string(data_end) + " bytes, the file has " +
+                                       std::to_string(bytes.size()) + ")");
     }
     FitsImage image;
     image.width = int(naxes[0]);
@@ -100,22 +101,24 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
     fits_read_img(file, TDOUBLE, 1, long(image.data.size()), &null_value, image.data.data(), &any_null, &status);
     status = close_file(file, status);
     if (status != 0) {
-        throw Error("cannot read " + name + ": invalid or truncated image data (" + fits_message(status) + ")");
+        throw Error(ErrorCode::io,
+                    "cannot read " + name + ": invalid or truncated image data (" + fits_message(status) + ")");
     }
     return image;
 }
 
 void write_fits(const std::string &path, const FitsImage &image) {
     if (image.width < 1 || image.height < 1 || image.data.size() != size_t(image.width) * size_t(image.height)) {
-        throw Error("cannot write " + path + ": a FITS image needs width x height > 0 samples");
+        throw Error(ErrorCode::io, "cannot write " + path + ": a FITS image needs width x height > 0 samples");
     }
     if (image.bitpix != FLOAT_IMG && image.bitpix != DOUBLE_IMG) {
-        throw Error("cannot write " + path + ": BITPIX " + std::to_string(image.bitpix) + "; allowed -32, -64");
+        throw Error(ErrorCode::io,
+                    "cannot write " + path + ": BITPIX " + std::to_string(image.bitpix) + "; allowed -32, -64");
     }
     size_t size = 2880 * 4;
     void *buffer = std::malloc(size);
     if (buffer == nullptr) {
-        throw Error("cannot write " + path + ": out of memory");
+        throw Error(ErrorCode::io, "cannot write " + path + ": out of memory");
     }
     fitsfile *file = nullptr;
     int status = 0;
@@ -129,13 +132,13 @@ void write_fits(const std::string &path, const FitsImage &image) {
     status = close_file(file, status);
     if (status != 0) {
         std::free(buffer);
-        throw Error("cannot write " + path + ": " + fits_message(status));
+        throw Error(ErrorCode::io, "cannot write " + path + ": " + fits_message(status));
     }
     const size_t extent = size_t((data_end + 2879) / 2880 * 2880);
     try {
         write_atomically(path, [&](std::FILE *out) {
             if (std::fwrite(buffer, 1, extent, out) != extent) {
-                throw Error("cannot write " + path + ": short write");
+                throw Error(ErrorCode::io, "cannot write " + path + ": short write");
             }
         });
     } catch (...) {

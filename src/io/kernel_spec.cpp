@@ -64,11 +64,11 @@ Parameters split(const std::string &spec) {
         const size_t eq = item.find('=');
         if (eq == std::string::npos) {
             if (!first || item.empty()) {
-                throw Error("kernel '" + spec + "': '" + item + "' is not key=value");
+                throw Error(ErrorCode::invalid_argument, "kernel '" + spec + "': '" + item + "' is not key=value");
             }
             p.positional = item;
         } else if (!p.named.emplace(item.substr(0, eq), item.substr(eq + 1)).second) {
-            throw Error("kernel '" + spec + "': " + item.substr(0, eq) + " given twice");
+            throw Error(ErrorCode::invalid_argument, "kernel '" + spec + "': " + item.substr(0, eq) + " given twice");
         }
         first = false;
     }
@@ -78,7 +78,7 @@ Parameters split(const std::string &spec) {
 void expect_keys(const std::string &spec, const Parameters &p, std::initializer_list<const char *> keys,
                  bool positional) {
     if (!positional && !p.positional.empty()) {
-        throw Error("kernel '" + spec + "': unexpected '" + p.positional + "'");
+        throw Error(ErrorCode::invalid_argument, "kernel '" + spec + "': unexpected '" + p.positional + "'");
     }
     for (const auto &[key, value] : p.named) {
         bool known = false;
@@ -90,8 +90,9 @@ void expect_keys(const std::string &spec, const Parameters &p, std::initializer_
             for (const char *k : keys) {
                 list += std::string(list.empty() ? "" : ", ") + k;
             }
-            throw Error("kernel '" + spec + "': unknown parameter '" + key + "'" +
-                        (list.empty() ? std::string("; it takes none") : "; allowed " + list));
+            throw Error(ErrorCode::invalid_argument,
+                        "kernel '" + spec + "': unknown parameter '" + key + "'" +
+                            (list.empty() ? std::string("; it takes none") : "; allowed " + list));
         }
     }
 }
@@ -99,8 +100,9 @@ void expect_keys(const std::string &spec, const Parameters &p, std::initializer_
 int edge_parameter(const std::string &spec, const std::string &what, const std::string &text) {
     long long k = 0;
     if (!parse_int(text, k) || k < 1 || k > max_spec_kernel_edge) {
-        throw Error("kernel '" + spec + "': " + what + " '" + text + "'; allowed an integer 1 .. " +
-                    std::to_string(max_spec_kernel_edge));
+        throw Error(ErrorCode::invalid_argument, "kernel '" + spec + "': " + what + " '" + text +
+                                                     "'; allowed an integer 1 .. " +
+                                                     std::to_string(max_spec_kernel_edge));
     }
     return int(k);
 }
@@ -109,10 +111,12 @@ double sigma_parameter(const std::string &spec, const Parameters &p) {
     const auto it = p.named.find("sigma");
     double sigma = 0;
     if (it == p.named.end()) {
-        throw Error("kernel '" + spec + "': sigma is required (e.g. " + p.name + ":sigma=2)");
+        throw Error(ErrorCode::invalid_argument,
+                    "kernel '" + spec + "': sigma is required (e.g. " + p.name + ":sigma=2)");
     }
     if (!parse_double(it->second, sigma) || sigma <= 0 || sigma > 100) {
-        throw Error("kernel '" + spec + "': sigma '" + it->second + "'; allowed a number in (0, 100]");
+        throw Error(ErrorCode::invalid_argument,
+                    "kernel '" + spec + "': sigma '" + it->second + "'; allowed a number in (0, 100]");
     }
     return sigma;
 }
@@ -153,7 +157,8 @@ KernelTaps read_kernel_file(const std::string &path) {
         const FitsImage img = read_fits(path);
         for (double v : img.data) {
             if (!std::isfinite(v)) {
-                throw Error("kernel file " + path + ": holds a NaN or infinite tap; kernels must be finite");
+                throw Error(ErrorCode::io,
+                            "kernel file " + path + ": holds a NaN or infinite tap; kernels must be finite");
             }
         }
         return {img.width, img.height, img.data};
@@ -182,8 +187,8 @@ KernelTaps parse_kernel_text(const std::string &name, const std::string &text) {
         while (fields >> field) {
             double v = 0;
             if (!parse_double(field, v)) {
-                throw Error("kernel file " + name + ", line " + std::to_string(line_number) + ": '" + field +
-                            "' is not a finite number");
+                throw Error(ErrorCode::io, "kernel file " + name + ", line " + std::to_string(line_number) + ": '" +
+                                               field + "' is not a finite number");
             }
             t.taps.push_back(v);
             count++;
@@ -192,18 +197,19 @@ KernelTaps parse_kernel_text(const std::string &name, const std::string &text) {
             continue;  // blank lines are allowed anywhere
         }
         if (t.height > 0 && count != t.width) {
-            throw Error("kernel file " + name + ", line " + std::to_string(line_number) + ": " + std::to_string(count) +
-                        " numbers, the rows above have " + std::to_string(t.width) +
-                        "; every row must have the same count");
+            throw Error(ErrorCode::io, "kernel file " + name + ", line " + std::to_string(line_number) + ": " +
+                                           std::to_string(count) + " numbers, the rows above have " +
+                                           std::to_string(t.width) + "; every row must have the same count");
         }
         t.width = count;
         t.height++;
         if (t.width > max_spec_kernel_edge || t.height > max_spec_kernel_edge) {
-            throw Error("kernel file " + name + ": larger than " + std::to_string(max_spec_kernel_edge) + " per axis");
+            throw Error(ErrorCode::io,
+                        "kernel file " + name + ": larger than " + std::to_string(max_spec_kernel_edge) + " per axis");
         }
     }
     if (t.height == 0) {
-        throw Error("kernel file " + name + ": no numbers; expected rows of numbers, one row per line");
+        throw Error(ErrorCode::io, "kernel file " + name + ": no numbers; expected rows of numbers, one row per line");
     }
     return t;
 }
@@ -244,7 +250,8 @@ KernelTaps parse_kernel_spec(const std::string &spec) {
         const int k = edge_parameter(spec, "size", p.positional);
         long long seed = 1;
         if (const auto it = p.named.find("seed"); it != p.named.end() && (!parse_int(it->second, seed) || seed < 0)) {
-            throw Error("kernel '" + spec + "': seed '" + it->second + "'; allowed a non-negative integer");
+            throw Error(ErrorCode::invalid_argument,
+                        "kernel '" + spec + "': seed '" + it->second + "'; allowed a non-negative integer");
         }
         std::mt19937_64 engine(static_cast<uint64_t>(seed));
         std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -261,7 +268,7 @@ KernelTaps parse_kernel_spec(const std::string &spec) {
         }
         return p.name == "sobel-x" ? fixed3({-1, 0, 1, -2, 0, 2, -1, 0, 1}) : fixed3({-1, -2, -1, 0, 0, 0, 1, 2, 1});
     }
-    throw Error("unknown kernel '" + spec + "'; " + allowed_specs);
+    throw Error(ErrorCode::invalid_argument, "unknown kernel '" + spec + "'; " + allowed_specs);
 }
 
 }  // namespace halconv::io

@@ -122,17 +122,17 @@ Image read_png(const std::string &path) {
 
 Image read_png_bytes(const std::string &name, const std::vector<char> &bytes) {
     if (bytes.empty()) {
-        throw Error("cannot read " + name + ": the file is empty");
+        throw Error(ErrorCode::io, "cannot read " + name + ": the file is empty");
     }
     const auto *data = reinterpret_cast<const unsigned char *>(bytes.data());
     if (bytes.size() < 8 || png_sig_cmp(data, 0, 8) != 0) {
-        throw Error("cannot read " + name + ": not a PNG file");
+        throw Error(ErrorCode::io, "cannot read " + name + ": not a PNG file");
     }
     Source source{data, bytes.size(), 0};
     Decoded d;
     Failure failure;
     if (!decode(source, d, failure)) {
-        throw Error("cannot read " + name + ": invalid or truncated PNG (" + failure.message + ")");
+        throw Error(ErrorCode::io, "cannot read " + name + ": invalid or truncated PNG (" + failure.message + ")");
     }
     Image image;
     image.width = int(d.width);
@@ -164,18 +164,20 @@ void write_png(const std::string &path, const Image &image) {
     const int colors = int(image.channels.size());
     const size_t n = size_t(image.width) * size_t(image.height);
     if (image.width < 1 || image.height < 1 || (colors != 1 && colors != 3)) {
-        throw Error("cannot write " + path + ": a PNG needs a non-empty image of 1 or 3 colour channels");
+        throw Error(ErrorCode::io,
+                    "cannot write " + path + ": a PNG needs a non-empty image of 1 or 3 colour channels");
     }
     if (image.bit_depth != 8 && image.bit_depth != 16) {
-        throw Error("cannot write " + path + ": bit depth " + std::to_string(image.bit_depth) + "; allowed 8, 16");
+        throw Error(ErrorCode::io,
+                    "cannot write " + path + ": bit depth " + std::to_string(image.bit_depth) + "; allowed 8, 16");
     }
     for (const std::vector<double> &c : image.channels) {
         if (c.size() != n) {
-            throw Error("cannot write " + path + ": a channel does not hold width x height samples");
+            throw Error(ErrorCode::io, "cannot write " + path + ": a channel does not hold width x height samples");
         }
     }
     if (image.has_alpha() && image.alpha.size() != n) {
-        throw Error("cannot write " + path + ": the alpha channel does not hold width x height samples");
+        throw Error(ErrorCode::io, "cannot write " + path + ": the alpha channel does not hold width x height samples");
     }
     const int channels = colors + (image.has_alpha() ? 1 : 0);
     const int bytes = image.bit_depth / 8;
@@ -206,7 +208,7 @@ void write_png(const std::string &path, const Image &image) {
         Failure failure;
         if (!encode(file, png_uint_32(image.width), png_uint_32(image.height), color_type, image.bit_depth, rows.data(),
                     failure)) {
-            throw Error("cannot write " + path + ": " + failure.message);
+            throw Error(ErrorCode::io, "cannot write " + path + ": " + failure.message);
         }
     });
 }

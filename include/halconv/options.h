@@ -1,0 +1,64 @@
+// What a call asks for (Options and the options of the other entry points) and what it
+// resolved to (Dispatch). Semantics: halconv/halconv.h.
+#pragma once
+
+#include <string>
+
+#include "halconv/algorithm.h"
+#include "halconv/types.h"
+
+namespace halconv {
+
+struct Options {
+    Algorithm algorithm = Algorithm::automatic;
+    Precision precision = Precision::f32;
+    Mode mode = Mode::same;
+    Boundary boundary = Boundary::constant;
+    double fill_value = 0.0;  // every out-of-image sample under Boundary::constant, rounded to the image's type
+    Device device = Device::automatic;
+    Stream stream = nullptr;  // CUDA stream for device work (cudaStream_t converts); nullptr = the default stream
+};
+
+// Extents (width, height) of an image, a kernel or an output.
+struct Extent2d {
+    int width = 0;
+    int height = 0;
+};
+
+// Output extent of a mode: valid (H-kh+1) x (W-kw+1), same H x W, full (H+kh-1) x (W+kw-1).
+Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode);
+
+// What a call or a Plan resolved Device::automatic and Algorithm::automatic to.
+struct Dispatch {
+    Device device = Device::cpu;
+    Algorithm algorithm = Algorithm::naive;
+    std::string variant;  // the registry row that runs, <generator>_<schedule> (variants.cmake)
+    std::string reason;   // one line: why this algorithm (auto's comparison, or that it was asked for)
+};
+
+// ---- Composed pipelines ----
+struct PipelineOptions {
+    Boundary boundary = Boundary::reflect;  // for every stage's input (no spurious edges at the frame)
+    double fill_value = 0.0;                // Boundary::constant
+    Device device = Device::automatic;
+    Stream stream = nullptr;           // as Options::stream
+    Staging staging = Staging::fused;  // detect_edges: fused or stage by stage (same result)
+};
+
+// ---- Multi-channel convolution ----
+struct MultichannelOptions {
+    MultichannelAlgorithm algorithm = MultichannelAlgorithm::automatic;
+    Precision precision = Precision::f32;
+    Mode mode = Mode::same;
+    Boundary boundary = Boundary::constant;
+    double fill_value = 0.0;  // every out-of-image sample under Boundary::constant
+    Device device = Device::automatic;
+    Stream stream = nullptr;  // as Options::stream
+};
+
+struct MultichannelDispatch {
+    Device device = Device::cpu;
+    MultichannelAlgorithm algorithm = MultichannelAlgorithm::direct;
+};
+
+}  // namespace halconv

@@ -1,0 +1,49 @@
+// Auto's cost model: a time for each candidate algorithm, interpolated from the device's
+// measurements (halconv/tuning.h), and the choice of the fastest.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "halconv/tuning.h"
+#include "registry.h"
+
+namespace halconv::internal {
+
+struct AutoRequest {
+    Precision precision = Precision::f32;
+    Mode mode = Mode::same;
+    Extent2d image, kernel;
+};
+
+// Predicted median ms of `algorithm` for the request from `measurements`, or nullopt
+// when none is of that algorithm and precision. Measured points are interpolated
+// linearly in log(time) over log(K) (K the kernel's geometric mean edge) per image size,
+// then over log(pixels) across sizes; beyond the measured range the nearest slope
+// continues (clamped: a time never falls as K or the image grows). Measurements of
+// another mode count with their time scaled by the output pixels of the two modes.
+std::optional<double> predict_ms(const std::vector<Measurement> &measurements, Algorithm algorithm,
+                                 const AutoRequest &request);
+
+struct AutoCandidate {
+    Algorithm algorithm;
+    const VariantRow *row;
+};
+
+struct AutoChoice {
+    size_t index = 0;  // into the candidates
+    std::string reason;
+};
+
+// The candidate with the smallest predicted time under `table`. Candidates without a
+// prediction lose to any with one; when none has one, the static order of the first
+// releases decides: separable (a rank-1 kernel), then shared_tiled, then naive.
+AutoChoice choose_fastest(const std::vector<AutoCandidate> &candidates, const AutoRequest &request,
+                          const CostTable &table);
+
+// The cost table for a device, cached per device and wisdom (wisdom.cpp).
+std::shared_ptr<const CostTable> cached_cost_table(const DeviceIdentity &device);
+
+}  // namespace halconv::internal

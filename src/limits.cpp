@@ -1,0 +1,70 @@
+// The limits a registry row REQUIRES (variants.cmake): each says why the row cannot run
+// a request, or nothing. The geometry they test is the schedules' own (schedules/geometry.h).
+#include "geometry.h"
+#include "internal.h"
+#include "registry.h"
+
+namespace halconv::internal {
+
+namespace {
+
+// Bytes per accumulated value of the precision's arithmetic.
+int accumulator_bytes(Precision p) {
+    return p == Precision::f16 ? 2 : (p == Precision::f64 ? 8 : 4);
+}
+
+bool gpu_tile_fits_one_row(const Request &r, int extra_bytes_per_row) {
+    const int64_t row =
+        gpu_staged_row_bytes(int64_t(r.kernel_width), types_of(r.precision).storage.bytes(), extra_bytes_per_row);
+    return gpu_tile_fits(row, int64_t(r.kernel_height), 1);
+}
+
+}  // namespace
+
+std::string limit_rank1(const Request &r, const VariantRow &row) {
+    if (r.rank1_residual <= rank1_tolerance(r.precision)) {
+        return {};
+    }
+    return std::string("algorithm ") + row.algorithm +
+           " needs a rank-1 kernel, but the best rank-1 approximation leaves a relative residual of " +
+           std::to_string(r.rank1_residual) + " (tolerance " + std::to_string(rank1_tolerance(r.precision)) + " for " +
+           to_string(r.precision) + "); use auto (it picks among the algorithms that support the kernel), " +
+           "another algorithm, or the separable entry point";
+}
+
+std::string limit_cpu_separable_strip(const Request &r, const VariantRow &) {
+    if (r.kernel_height - 1 <= cpu_separable_strip_rows) {
+        return {};
+    }
+    return "kernel height " + std::to_string(r.kernel_height) + " exceeds the strip schedule's " +
+           std::to_string(cpu_separable_strip_rows + 1) + " rows";
+}
+
+std::string limit_gpu_separable_tile(const Request &r, const VariantRow &) {
+    if (gpu_tile_fits_one_row(r, gpu_tile_width * accumulator_bytes(r.precision))) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) +
+           " outgrows the one-pass separable tile in shared memory";
+}
+
+std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row) {
+    if (gpu_tile_fits_one_row(r, 0)) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is too large for the GPU " + row.algorithm +
+           " tile at precision " + to_string(r.precision) + ": the " + std::to_string(gpu_tile_width) + " x " +
+           std::to_string(gpu_tile_height) + " tile plus apron must fit " + std::to_string(gpu_shared_budget_bytes) +
+           " bytes; use naive or autoscheduled";
+}
+
+std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row) {
+    if (r.kernel_width <= tensor_core_max_kernel && r.kernel_height <= tensor_core_max_kernel) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is too large for algorithm " + row.algorithm +
+           "; the tensor-core kernels take up to " + shape_text(tensor_core_max_kernel, tensor_core_max_kernel) +
+           " (use naive, or shared_tiled / autoscheduled)";
+}
+
+}  // namespace halconv::internal

@@ -1,0 +1,490 @@
+// Plans: the request validated, the variant chosen (Auto included), the kernel prepared
+// and the workspace sized once; run() checks the buffers and calls the pipeline.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "cost_model.h"
+#include "geometry.h"
+#include "halconv_tc.h"
+#include "internal.h"
+#include "registry.h"
+#include "workspace.h"
+#include "workspace_pool.h"
+
+namespace halconv {
+
+namespace detail {
+
+struct PlanState {
+    Options options;
+    Operation operation = Operation::correlate;
+    Extent2d image, kernel, output;
+    Dispatch dispatch;
+    const internal::VariantRow *row = nullptr;
+    internal::PrecisionTypes types{};
+    // The kernel as the pipeline takes it (storage type, dense, counted from 0): a 2D
+    // buffer, or the row and column factors for the separable signature. On CUDA each
+    // also holds its device copy (the pool's), clean: pipelines never re-upload it.
+    Halide::Runtime::Buffer<> kernel2d, row_kernel, column_kernel;
+    // A workspace, in order: the extern stage's scratch, the boundary-extended image of
+    // the tensor-core padded form, the autoscheduled output scratch.
+    size_t extern_bytes = 0, extended_offset = 0, scratch_offset = 0;
+    Extent2d extended;  // 0 x 0: none
+    Extent2d scratch;   // autoscheduled outputs smaller than autoscheduled_min_extent run into this
+    // Last: destroyed first, it queues the frees of the device copies behind every use.
+    std::unique_ptr<internal::WorkspacePool> pool;
+};
+
+}  // namespace detail
+
+namespace internal {
+
+void check_options(const Options &o) {
+    check_mode(o.mode);
+    check_boundary(o.boundary);
+    check_precision(o.precision);
+    if (!valid_algorithm(Api::correlate2d, static_cast<int>(o.algorithm))) {
+        throw Error(ErrorCode::invalid_argument, "unknown algorithm " + std::to_string(int(o.algorithm)) +
+                                                     "; allowed: auto, " + algorithm_list(Api::correlate2d));
+    }
+    check_device(o.device);
+}
+
+}  // namespace internal
+
+namespace {
+
+using detail::PlanState;
+using internal::Api;
+using internal::Request;
+using internal::VariantRow;
+
+bool requires_rank1(const VariantRow *row) {
+    for (internal::Limit limit : row->limits) {
+        if (limit == internal::limit_rank1) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::vector<const VariantRow *> rows_anywhere(int value) {
+    std::vector<const VariantRow *> rows = internal::rows_of(Api::correlate2d, value, Device::cpu);
+    for (const VariantRow *r : internal::rows_of(Api::correlate2d, value, Device::cuda)) {
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+// The algorithms (any device) with a variant for `p`, for messages.
+std::string algorithms_with(Precision p) {
+    std::string list;
+    for (const AlgorithmInfo &a : algorithms()) {
+        if (std::find(a.precisions.begin(), a.precisions.end(), p) != a.precisions.end()) {
+            list += (list.empty() ? "" : ", ") + a.name;
+        }
+    }
+    return list;
+}
+
+struct Choice {
+    const VariantRow *row = nullptr;
+    Algorithm algorithm = Algorithm::naive;
+    std::string reason;
+};
+
+// An algorithm the caller named: its first row on the resolved device that can run the
+// request, or the error saying why none can.
+Choice choose_requested(const Options &o, Request &r) {
+    const int value = static_cast<int>(o.algorithm);
+    const char *name = to_string(o.algorithm);
+    const std::vector<const VariantRow *> anywhere = rows_anywhere(value);
+    if (std::none_of(anywhere.begin(), anywhere.end(),
+                     [&](const VariantRow *row) { return row->supports(o.precision); })) {
+        std::string allowed;
+        for (Precision p : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
+            if (std::any_of(anywhere.begin(), anywhere.end(),
+                            [&](const VariantRow *row) { return row->supports(p); })) {
+                allowed += std::string(allowed.empty() ? "" : " or ") + to_string(p);
+            }
+        }
+        const bool tensor_cores = !anywhere.empty() && anywhere.front()->tensor_cores;
+        throw Error(ErrorCode::unsupported,
+                    std::string("algorithm ") + name +
+                        (tensor_cores ? " runs on tensor cores, which take float16 operands: precision must be "
+                                      : " supports precision ") +
+                        allowed + ", not " + to_string(o.precision) +
+                        (tensor_cores ? " (convert the image and kernel to float16, or use " : " (or use ") +
+                        algorithms_with(o.precision) + ")");
+    }
+    const bool on_cpu = !internal::rows_of(Api::correlate2d, value, Device::cpu).empty();
+    const bool on_cuda = !internal::rows_of(Api::correlate2d, value, Device::cuda).empty();
+    const std::string cpu_list = internal::algorithm_list(Api::correlate2d, Device::cpu);
+    Device device = Device::cpu;
+    if (o.device == Device::automatic) {
+        if (on_cuda && cuda_available()) {
+            device = Device::cuda;
+        } else if (!on_cpu) {
+            throw Error(ErrorCode::unsupported, std::string("algorithm ") + name +
+                                                    " needs a CUDA device and none is usable here; use " + cpu_list +
+                                                    " on the CPU");
+        }
+    } else if ((o.device == Device::cpu && !on_cpu) || (o.device == Device::cuda && !on_cuda)) {
+        throw Error(ErrorCode::unsupported, std::string("algorithm ") + name + " runs on " +
+                                                (on_cuda ? "CUDA" : "the CPU") + " only; use device " +
+                                                (on_cuda ? "cuda" : "cpu") + " (or auto)" +
+                                                (on_cuda ? ", or " + cpu_list + " on the CPU" : std::string()));
+    } else {
+        device = internal::resolve_device(o.device);
+    }
+    r.device = device;
+    std::string why;
+    for (const VariantRow *row : internal::rows_of(Api::correlate2d, value, device)) {
+        why = row->refusal(r);
+        if (why.empty()) {
+            return {row, o.algorithm, std::string("requested (algorithm ") + name + ")"};
+        }
+    }
+    throw Error(ErrorCode::unsupported, why);
+}
+
+// Algorithm::automatic: the fastest candidate by the device's cost table.
+Choice choose_automatic(const Options &o, Request &r, Extent2d image, Extent2d kernel) {
+    r.device = internal::resolve_device(o.device);
+    std::vector<internal::AutoCandidate> candidates;
+    for (int value : internal::algorithms_on(Api::correlate2d, r.device)) {
+        for (const VariantRow *row : internal::rows_of(Api::correlate2d, value, r.device)) {
+            if (row->refusal(r).empty()) {
+                candidates.push_back({static_cast<Algorithm>(value), row});
+                break;
+            }
+        }
+    }
+    if (candidates.empty()) {
+        throw Error(ErrorCode::unsupported,
+                    std::string("no algorithm supports this request on device ") + to_string(r.device));
+    }
+    const internal::AutoRequest request{o.precision, o.mode, image, kernel};
+    const internal::AutoChoice c =
+        internal::choose_fastest(candidates, request, *internal::cached_cost_table(identify_device(r.device)));
+    return {candidates[c.index].row, candidates[c.index].algorithm, c.reason};
+}
+
+// Device copies of the plan's kernels and the workspace layout.
+void finish(PlanState &s) {
+    const bool cuda = s.dispatch.device == Device::cuda;
+    const VariantRow &row = *s.row;
+    size_t device_bytes = 0;
+    if (row.signature == internal::Signature::kernel2d_extended) {
+        s.extern_bytes = halconv_tc_workspace_bytes(row.schedule, s.options.precision == Precision::f16, s.output.width,
+                                                    s.output.height, s.kernel.width, s.kernel.height);
+        if (s.extern_bytes == SIZE_MAX) {
+            throw Error(ErrorCode::internal, std::string("no workspace size for tensor-core variant ") + row.schedule);
+        }
+        device_bytes = rk::align_scratch(s.extern_bytes);
+        if (s.options.mode != Mode::valid) {
+            s.extended = {s.output.width + s.kernel.width - 1, s.output.height + s.kernel.height - 1};
+            s.extended_offset = device_bytes;
+            device_bytes += rk::align_scratch(size_t(s.extended.width) * size_t(s.extended.height) * 2);
+        }
+    }
+    if (row.autoscheduled &&
+        (s.output.width < autoscheduled_min_extent || s.output.height < autoscheduled_min_extent)) {
+        s.scratch = {std::max(s.output.width, autoscheduled_min_extent),
+                     std::max(s.output.height, autoscheduled_min_extent)};
+        s.scratch_offset = device_bytes;
+        device_bytes += rk::align_scratch(size_t(s.scratch.width) * size_t(s.scratch.height) * s.types.output.bytes());
+    }
+    s.pool = std::make_unique<internal::WorkspacePool>(s.dispatch.device, device_bytes);
+    for (Halide::Runtime::Buffer<> *b : {&s.kernel2d, &s.row_kernel, &s.column_kernel}) {
+        if (b->data() == nullptr) {
+            continue;
+        }
+        b->set_host_dirty(false);
+        if (cuda) {
+            void *device = s.pool->upload(b->data(), b->size_in_bytes(), s.options.stream);
+            if (b->device_wrap_native(internal::cuda_device_interface(), reinterpret_cast<uintptr_t>(device)) != 0) {
+                throw Error(ErrorCode::device,
+                            "could not wrap the plan's kernel for Halide: " + internal::take_last_runtime_error());
+            }
+        }
+    }
+}
+
+Extent2d checked_extent(Extent2d image, Extent2d kernel, Mode mode) {
+    return output_extent(image, kernel, mode);  // throws for empty or mismatched extents
+}
+
+std::shared_ptr<PlanState> new_state(Extent2d image, const Options &o, Operation operation) {
+    internal::check_options(o);
+    if (static_cast<uint32_t>(operation) > 1) {
+        throw Error(ErrorCode::invalid_argument,
+                    "unknown operation " + std::to_string(int(operation)) + "; allowed: correlate, convolve");
+    }
+    auto s = std::make_shared<PlanState>();
+    s->options = o;
+    s->operation = operation;
+    s->image = image;
+    s->types = internal::types_of(o.precision);
+    internal::install_runtime_hooks();
+    return s;
+}
+
+}  // namespace
+
+Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Operation operation) {
+    std::shared_ptr<PlanState> s = new_state(image, o, operation);
+    internal::check_buffer(kernel, "kernel", 2, s->types.storage, o.precision);
+    s->kernel = {kernel->dim[0].extent, kernel->dim[1].extent};
+    s->output = checked_extent(image, s->kernel, o.mode);
+    const Halide::Runtime::Buffer<double> values = internal::finite_host_values(kernel, "kernel");
+
+    Request r{.precision = o.precision,
+              .mode = o.mode,
+              .boundary = o.boundary,
+              .kernel_width = s->kernel.width,
+              .kernel_height = s->kernel.height};
+    const int value = static_cast<int>(o.algorithm);
+    const std::vector<const VariantRow *> considered =
+        o.algorithm == Algorithm::automatic ? std::vector<const VariantRow *>{} : rows_anywhere(value);
+    const bool rank1_needed =
+        o.algorithm == Algorithm::automatic || std::any_of(considered.begin(), considered.end(), requires_rank1);
+    std::vector<double> row, col;
+    if (rank1_needed) {
+        r.rank1_residual = internal::rank1_factorize(values, &row, &col);
+    }
+    const Choice c =
+        o.algorithm == Algorithm::automatic ? choose_automatic(o, r, image, s->kernel) : choose_requested(o, r);
+    s->row = c.row;
+    s->dispatch = {r.device, c.algorithm, c.row->name(), c.reason};
+    if (c.row->signature == internal::Signature::separable) {
+        s->row_kernel = internal::storage_buffer(row, s->kernel.width, 1, 1, o.precision);
+        s->column_kernel = internal::storage_buffer(col, s->kernel.height, 1, 1, o.precision);
+    } else {
+        const std::vector<double> taps(values.data(), values.data() + values.number_of_elements());
+        s->kernel2d = internal::storage_buffer(taps, s->kernel.width, s->kernel.height, 2, o.precision);
+    }
+    finish(*s);
+    return Plan(std::move(s));
+}
+
+Plan Plan::create_separable(Extent2d image, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel, const Options &o,
+                            Operation operation) {
+    std::shared_ptr<PlanState> s = new_state(image, o, operation);
+    internal::check_buffer(row_kernel, "row kernel", 1, s->types.storage, o.precision);
+    internal::check_buffer(col_kernel, "column kernel", 1, s->types.storage, o.precision);
+    s->kernel = {row_kernel->dim[0].extent, col_kernel->dim[0].extent};
+    s->output = checked_extent(image, s->kernel, o.mode);
+    const Halide::Runtime::Buffer<double> row = internal::finite_host_values(row_kernel, "row kernel");
+    const Halide::Runtime::Buffer<double> col = internal::finite_host_values(col_kernel, "column kernel");
+    Request r{.device = internal::resolve_device(o.device),
+              .precision = o.precision,
+              .mode = o.mode,
+              .boundary = o.boundary,
+              .kernel_width = s->kernel.width,
+              .kernel_height = s->kernel.height};
+    std::string why = "no separable variant";
+    for (const VariantRow *v : internal::rows_of(Api::correlate2d, static_cast<int>(Algorithm::separable), r.device)) {
+        if (const std::string refusal = v->refusal(r); refusal.empty()) {
+            s->row = v;
+            break;
+        } else {
+            why = refusal;
+        }
+    }
+    if (s->row == nullptr) {
+        throw Error(ErrorCode::unsupported, why);
+    }
+    s->dispatch = {r.device, Algorithm::separable, s->row->name(), "the separable entry point"};
+    s->row_kernel = internal::storage_buffer(std::vector<double>(row.data(), row.data() + row.number_of_elements()),
+                                             s->kernel.width, 1, 1, o.precision);
+    s->column_kernel = internal::storage_buffer(std::vector<double>(col.data(), col.data() + col.number_of_elements()),
+                                                s->kernel.height, 1, 1, o.precision);
+    finish(*s);
+    return Plan(std::move(s));
+}
+
+Plan Plan::gaussian(Extent2d image, double sigma, const Options &options, int size) {
+    internal::check_options(options);
+    const std::vector<double> taps = gaussian_taps(sigma, size);
+    Halide::Runtime::Buffer<> g =
+        internal::storage_buffer(taps, static_cast<int>(taps.size()), 1, 1, options.precision);
+    return create_separable(image, g.raw_buffer(), g.raw_buffer(), options, Operation::correlate);
+}
+
+const Dispatch &Plan::dispatch() const {
+    return state_->dispatch;
+}
+const Options &Plan::options() const {
+    return state_->options;
+}
+Operation Plan::operation() const {
+    return state_->operation;
+}
+Extent2d Plan::image_extent() const {
+    return state_->image;
+}
+Extent2d Plan::output_extent() const {
+    return state_->output;
+}
+size_t Plan::workspace_bytes() const {
+    return state_->dispatch.device == Device::cuda ? state_->pool->bytes() : 0;
+}
+
+Halide::Runtime::Buffer<> Plan::allocate_output() const {
+    return Halide::Runtime::Buffer<>(state_->types.output, state_->output.width, state_->output.height);
+}
+
+namespace {
+
+// A 2D buffer of `type` over device memory at `device` (dense rows), its dims from mins.
+struct DeviceView {
+    halide_dimension_t dims[2];
+    halide_buffer_t buffer{};
+    DeviceView(halide_type_t type, void *device, int min_x, int min_y, Extent2d extent) {
+        dims[0] = {min_x, extent.width, 1, 0};
+        dims[1] = {min_y, extent.height, extent.width, 0};
+        buffer.device = reinterpret_cast<uintptr_t>(device);
+        buffer.device_interface = internal::cuda_device_interface();
+        buffer.type = type;
+        buffer.dimensions = 2;
+        buffer.dim = dims;
+    }
+};
+
+// The same over host memory.
+struct HostView {
+    halide_dimension_t dims[2];
+    halide_buffer_t buffer{};
+    HostView(halide_type_t type, void *host, int min_x, int min_y, Extent2d extent) {
+        dims[0] = {min_x, extent.width, 1, 0};
+        dims[1] = {min_y, extent.height, extent.width, 0};
+        buffer.host = static_cast<uint8_t *>(host);
+        buffer.type = type;
+        buffer.dimensions = 2;
+        buffer.dim = dims;
+    }
+};
+
+void check_extent(const halide_buffer_t *b, Extent2d want, const char *role, const char *needs) {
+    if (b->dim[0].extent != want.width || b->dim[1].extent != want.height) {
+        throw Error(ErrorCode::invalid_argument,
+                    std::string(role) + " is " + internal::shape_text(b->dim[0].extent, b->dim[1].extent) +
+                        " (width x height) but " + needs + " " + internal::shape_text(want.width, want.height));
+    }
+}
+
+// The autoscheduled pipeline into the scratch (same mins as the output), then its
+// corner copied into the output: on the stream for CUDA.
+template <typename Call>
+void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image, halide_buffer_t *kernel,
+                     halide_buffer_t *output, Stream stream, Call call) {
+    const halide_type_t type = s.types.output;
+    const int x0 = output->dim[0].min, y0 = output->dim[1].min;
+    if (s.dispatch.device == Device::cpu) {
+        HostView scratch(type, static_cast<char *>(workspace) + s.scratch_offset, x0, y0, s.scratch);
+        internal::run_pipeline(Device::cpu, {image, kernel}, &scratch.buffer, stream, "conv2d pipeline",
+                               [&] { return call(&scratch.buffer); });
+        HostView corner(type, scratch.buffer.host, x0, y0, s.output);
+        corner.dims[1].stride = s.scratch.width;
+        internal::prepare_cpu({}, output);
+        internal::check_call(halide_buffer_copy(nullptr, &corner.buffer, nullptr, output),
+                             "copy from the autoscheduled scratch");
+        internal::finish_cpu(output);
+        return;
+    }
+    char *base = static_cast<char *>(workspace) + s.scratch_offset;
+    DeviceView scratch(type, base, x0, y0, s.scratch);
+    internal::run_pipeline(Device::cuda, {image, kernel}, &scratch.buffer, stream, "conv2d pipeline",
+                           [&] { return call(&scratch.buffer); });
+    internal::StreamScope scope(stream);
+    if (output->device == 0) {
+        internal::check_call(halide_device_malloc(nullptr, output, internal::cuda_device_interface()),
+                             "allocating the output on the device");
+    }
+    const size_t bytes = type.bytes();
+    if (output->dim[0].stride == 1 && output->dim[1].stride >= output->dim[0].extent) {
+        const cudaError_t e =
+            cudaMemcpy2DAsync(reinterpret_cast<void *>(output->device), size_t(output->dim[1].stride) * bytes, base,
+                              size_t(s.scratch.width) * bytes, size_t(s.output.width) * bytes, size_t(s.output.height),
+                              cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess) {
+            throw Error(ErrorCode::device,
+                        std::string("copy from the autoscheduled scratch failed: ") + cudaGetErrorString(e));
+        }
+    } else {
+        // Halide's copy runs on the legacy default stream: wait for the pipeline first.
+        DeviceView corner(type, base, x0, y0, s.output);
+        corner.dims[1].stride = s.scratch.width;
+        internal::synchronize_stream(stream);
+        internal::check_call(halide_buffer_copy(nullptr, &corner.buffer, internal::cuda_device_interface(), output),
+                             "copy from the autoscheduled scratch");
+    }
+    output->flags = 0;
+    output->set_device_dirty(true);
+}
+
+}  // namespace
+
+void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
+    const PlanState &s = *state_;
+    const Options &o = s.options;
+    internal::check_buffer(image, "image", 2, s.types.storage, o.precision);
+    check_extent(image, s.image, "image", "this plan was made for");
+    internal::check_buffer(output, "output", 2, s.types.output, o.precision);
+    check_extent(output, s.output, "output", "this mode needs");
+    const bool flip = s.operation == Operation::convolve;
+    const int ox = internal::mode_offset(s.kernel.width, o.mode, flip) + output->dim[0].min - image->dim[0].min;
+    const int oy = internal::mode_offset(s.kernel.height, o.mode, flip) + output->dim[1].min - image->dim[1].min;
+    const Device device = s.dispatch.device;
+    const int32_t boundary = static_cast<int32_t>(o.boundary);
+    const internal::PipelineFns &fn = s.row->fns(o.precision);
+
+    internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
+    rk::WorkspaceScope scope({lease.data(), s.extern_bytes});
+    // Per-call copies: pipelines may update a buffer's flags, and other threads apply too.
+    halide_buffer_t kernel2d = *s.kernel2d.raw_buffer();
+    halide_buffer_t row = *s.row_kernel.raw_buffer();
+    halide_buffer_t column = *s.column_kernel.raw_buffer();
+    switch (s.row->signature) {
+        case internal::Signature::kernel2d: {
+            const auto call = [&](halide_buffer_t *out) {
+                return fn.kernel2d(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, out);
+            };
+            if (s.scratch.width > 0) {
+                run_via_scratch(s, lease.data(), image, &kernel2d, output, stream, call);
+            } else {
+                internal::run_pipeline(device, {image, &kernel2d}, output, stream, "conv2d pipeline",
+                                       [&] { return call(output); });
+            }
+            break;
+        }
+        case internal::Signature::kernel2d_extended:
+            internal::run_pipeline(device, {image, &kernel2d}, output, stream, "tensor-core pipeline", [&] {
+                if (o.mode == Mode::valid) {
+                    // The extern stage reads the image from the output's min.
+                    return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *placed) {
+                        return fn.valid(image, &kernel2d, flip, placed);
+                    });
+                }
+                DeviceView extended(halide_type_t(halide_type_float, 16),
+                                    static_cast<char *>(lease.data()) + s.extended_offset, output->dim[0].min,
+                                    output->dim[1].min, s.extended);
+                return fn.kernel2d_extended(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, output,
+                                            &extended.buffer);
+            });
+            break;
+        case internal::Signature::separable:
+            internal::run_pipeline(device, {image, &row, &column}, output, stream, "separable pipeline", [&] {
+                return fn.separable(image, &row, &column, boundary, o.fill_value, ox, oy, flip, output);
+            });
+            break;
+        default:
+            throw Error(ErrorCode::internal, std::string("variant ") + s.row->name() + " is not a correlate2d variant");
+    }
+}
+
+}  // namespace halconv

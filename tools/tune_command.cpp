@@ -1,0 +1,156 @@
+// `halconv tune`: measures every algorithm on the present GPU (or CPU) and writes the
+// wisdom file Auto reads (halconv/tuning.h).
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+
+namespace halconv::cli {
+namespace {
+
+const char *const tune_usage =
+    "usage: halconv tune [--device auto|cpu|cuda] [--sizes N|WxH,...] [--kernels K,...] [--precisions P,...]\n"
+    "                    [--modes M,...] [--algorithms A,...] [--reps R] [--max-ms MS] [--output PATH] [--quiet]\n"
+    "  Times every algorithm that supports each request (plans applied to resident random data;\n"
+    "  an algorithm slower than --max-ms is not timed at larger K) and writes the wisdom file that\n"
+    "  Algorithm::automatic reads: its section for this device replaced, other devices' kept.\n"
+    "  Defaults: device auto; sizes 1024,4096 (CUDA) or 256,1024 (CPU); kernels 1,3,5,7,9,11,15,21,31\n"
+    "  and on CUDA 47,63,95,127; every precision; modes same,valid; every algorithm of the device;\n"
+    "  reps 10; max-ms 20; output the default wisdom path ($HALCONV_WISDOM, else\n"
+    "  $XDG_CACHE_HOME/halconv/wisdom.json, else ~/.cache/halconv/wisdom.json).";
+
+std::vector<std::string> items(const std::string &flag, const std::string &value) {
+    std::vector<std::string> out;
+    std::stringstream ss(value);
+    for (std::string item; std::getline(ss, item, ',');) {
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+    }
+    if (out.empty()) {
+        throw UsageError(flag + " needs at least one value");
+    }
+    return out;
+}
+
+int whole_number(const std::string &flag, const std::string &text, int max) {
+    const double v = parse_number(flag, text);
+    if (v < 1 || v > max || v != static_cast<int>(v)) {
+        throw UsageError(flag + " " + text + ": allowed whole numbers from 1 to " + std::to_string(max));
+    }
+    return static_cast<int>(v);
+}
+
+}  // namespace
+
+int tune_command(const std::vector<std::string> &args) {
+    TuneOptions o;
+    std::string output;
+    bool quiet = false;
+    std::vector<std::string> stray;
+    const auto option = [&](const std::string &a, const std::string &v) {
+        if (a == "--device") {
+            o.device = parse_device(a, v);
+        } else if (a == "--sizes") {
+            for (const std::string &s : items(a, v)) {
+                const size_t x = s.find('x');
+                const int w = whole_number(a, s.substr(0, x), 1 << 16);
+                o.sizes.push_back({w, x == std::string::npos ? w : whole_number(a, s.substr(x + 1), 1 << 16)});
+            }
+        } else if (a == "--kernels") {
+            for (const std::string &k : items(a, v)) {
+                o.kernels.push_back(whole_number(a, k, 4096));
+            }
+        } else if (a == "--precisions") {
+            for (const std::string &p : items(a, v)) {
+                o.precisions.push_back(
+                    parse_choice(a, p, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}));
+            }
+        } else if (a == "--modes") {
+            for (const std::string &m : items(a, v)) {
+                o.modes.push_back(parse_choice(a, m, {Mode::valid, Mode::same, Mode::full}));
+            }
+        } else if (a == "--algorithms") {
+            for (const std::string &name : items(a, v)) {
+                const Algorithm algorithm = parse_algorithm(a, name);
+                if (algorithm == Algorithm::automatic) {
+                    throw UsageError(a + ": name the algorithms to measure, not auto");
+                }
+                o.algorithms.push_back(algorithm);
+            }
+        } else if (a == "--reps") {
+            o.reps = whole_number(a, v, 1000);
+        } else if (a == "--max-ms") {
+            o.max_ms = parse_number(a, v);
+            if (!(o.max_ms > 0)) {
+                throw UsageError(a + " " + v + ": allowed a number > 0");
+            }
+        } else if (a == "--output") {
+            output = v;
+        } else {
+            throw UsageError("unknown option " + a + " (see halconv tune --help)");
+        }
+    };
+    if (!walk_arguments(
+            args, tune_usage, {"--quiet"}, stray, [&](const std::string &) { quiet = true; }, option)) {
+        return 0;
+    }
+    if (!stray.empty()) {
+        throw UsageError("unexpected argument " + stray.front() + " (see halconv tune --help)");
+    }
+    if (output.empty()) {
+        output = default_wisdom_path();
+        if (output.empty()) {
+            throw UsageError("no default wisdom location (HOME is not set): give --output PATH");
+        }
+    }
+    if (!quiet) {
+        o.progress = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    }
+    std::string command = "halconv tune";
+    for (const std::string &a : args) {
+        command += " " + a;
+    }
+    Wisdom measured = tune(o);
+    measured.command = command;
+    Wisdom merged = measured;
+    std::error_code ec;
+    if (std::filesystem::exists(output, ec)) {
+        try {
+            merged = merge_wisdom(read_wisdom(output), measured);
+        } catch (const Error &e) {
+            std::fprintf(stderr, "halconv: replacing %s, which could not be read: %s\n", output.c_str(), e.what());
+        }
+    }
+    write_wisdom(output, merged);
+
+    // The fastest algorithm per point, as Auto will see it.
+    const Wisdom::Section &s = measured.sections.front();
+    std::map<std::string, std::pair<double, std::string>> fastest;
+    std::vector<std::string> order;
+    for (const Measurement &m : s.measurements) {
+        const std::string key = std::string(to_string(m.precision)) + " " + to_string(m.mode) + " " +
+                                std::to_string(m.image_width) + "x" + std::to_string(m.image_height) + " K " +
+                                std::to_string(m.kernel_width);
+        const auto it = fastest.find(key);
+        if (it == fastest.end()) {
+            order.push_back(key);
+        }
+        if (it == fastest.end() || m.ms < it->second.first) {
+            fastest[key] = {m.ms, to_string(m.algorithm)};
+        }
+    }
+    std::printf("%s: %zu measurements of %s\n", output.c_str(), s.measurements.size(), describe(s.device).c_str());
+    std::printf("%-30s %-24s %10s\n", "point", "fastest", "ms");
+    for (const std::string &key : order) {
+        std::printf("%-30s %-24s %10.4f\n", key.c_str(), fastest[key].second.c_str(), fastest[key].first);
+    }
+    return 0;
+}
+
+}  // namespace halconv::cli

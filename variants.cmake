@@ -1,0 +1,88 @@
+# halconv's registry of variants: the single source of truth for every AOT pipeline.
+#
+# A variant is one way to compute an algorithm on one device: a Halide generator
+# (generators/) with one of its schedules (schedules/), built ahead of time for each of
+# its precisions. CMake builds every row (cmake/halconv_registry.cmake); the public
+# algorithm enums (halconv/algorithm.h), to_string, the dispatch table of src/, the CLI's
+# --algorithm list, `halconv info`, the benchmark's variant list and the algorithms
+# `auto` chooses from are all derived from these rows. Rows of one algorithm and device
+# are alternatives in order: the first whose REQUIRES all hold runs.
+#
+#   halconv_api(<api> [ENUM <C++ enum>] [AUTOMATIC "<doc of its automatic value>"])
+#   halconv_variant(<algorithm> <cpu|cuda> <generator> <schedule>
+#                   [PRECISIONS f64 f32 f16 f16f32]   (default: the generator's)
+#                   [MODES valid same full] [BOUNDARIES constant nearest reflect mirror wrap]
+#                   [REQUIRES <limit>...]              (src/limits.cpp: rank1, tensor_core_kernel, ...)
+#                   [AUTOSCHEDULER <Halide plugin> [PARAMS <name=value>...]]
+#                   [API <api>]                        (default: the last halconv_api)
+#                   [DOC "<one line, on the algorithm's first row, no semicolon>"])
+#
+# A schedule of your own (README, "Writing your own schedule"): a named function in the
+# generator's schedules/*.cpp table, one halconv_variant line here, then
+# `halconv_bench --variants <algorithm>`.
+
+# ---- correlate2d / convolve2d: halconv::Algorithm ----
+halconv_api(correlate2d ENUM Algorithm
+    AUTOMATIC "the fastest variant that supports the request, by the device's measured costs (halconv/tuning.h)")
+
+halconv_variant(naive cpu conv2d cpu_naive
+    DOC "GPU: one thread per output pixel, CPU: a plain serial loop nest")
+halconv_variant(naive cuda conv2d gpu_naive)
+
+halconv_variant(shared_tiled cpu conv2d cpu_tiled
+    DOC "GPU: tile + apron in shared memory, 1xT tiling, CPU: vectorized strips")
+halconv_variant(shared_tiled cuda conv2d gpu_shared_tiled REQUIRES gpu_conv2d_tile)
+
+halconv_variant(separable cpu separable cpu_separable REQUIRES rank1 cpu_separable_strip
+    DOC "row pass then column pass (needs a rank-1 kernel, or the separable entry)")
+halconv_variant(separable cpu separable cpu_separable_two_pass REQUIRES rank1)
+halconv_variant(separable cuda separable gpu_separable REQUIRES rank1 gpu_separable_tile)
+halconv_variant(separable cuda separable gpu_separable_two_pass REQUIRES rank1)
+
+halconv_variant(autoscheduled cpu conv2d cpu_auto
+    AUTOSCHEDULER Mullapudi2016 PARAMS autoscheduler.parallelism=16
+    DOC "GPU: Anderson2021 autoscheduler, CPU: Mullapudi2016 autoscheduler")
+# 132 = the H100's SM count; Anderson2021's default (16) starves it. H100, 4096x4096
+# f32 (bench/results/h100/core-f32-4096.csv): K=3 0.775 ms, K=15 2.14 ms, K=31 6.52 ms.
+halconv_variant(autoscheduled cuda conv2d gpu_auto
+    AUTOSCHEDULER Anderson2021 PARAMS autoscheduler.parallelism=132)
+
+# Tensor cores (seed 000, seed 003): float16 operands, kernels up to tensor_core_max_kernel.
+halconv_variant(im2tensor cuda tensor_core im2tensor REQUIRES tensor_core_kernel
+    DOC "tensor cores: P = K^T S into device memory, then the diagonal sums (two kernels)")
+halconv_variant(im2tensor_fused cuda tensor_core im2tensor_fused REQUIRES tensor_core_kernel
+    DOC "tensor cores: P-blocks in shared memory, partial sums in a small buffer, recombined")
+halconv_variant(im2tensor_atomic cuda tensor_core im2tensor_atomic REQUIRES tensor_core_kernel
+    DOC "tensor cores: as im2tensor_fused, the partial sums added atomically into the output")
+halconv_variant(diagonal_unroll cuda tensor_core dki_m16n16k16 REQUIRES tensor_core_kernel
+    DOC "tensor cores: seed 003's diagonal kernel-image-loop unrolling, WMMA m16n16k16")
+halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core dki_m32n8k16 REQUIRES tensor_core_kernel
+    DOC "tensor cores: diagonal unrolling with WMMA m32n8k16 (32 kernel columns x 8 image columns)")
+
+# ---- multichannel_correlate2d / convolve2d: halconv::MultichannelAlgorithm ----
+halconv_api(multichannel ENUM MultichannelAlgorithm
+    AUTOMATIC "CUDA: implicit_gemm for f16 and f16f32, im2col for f32, direct for f64 and on the CPU")
+
+halconv_variant(direct cpu multichannel cpu_direct
+    DOC "a Halide pipeline summing channels x taps per output (CPU and CUDA)")
+halconv_variant(direct cuda multichannel gpu_direct)
+halconv_variant(im2col cuda im2col im2col PRECISIONS f32 f16 f16f32
+    DOC "CUDA: seed 002's im2col into a bounded buffer, then a GEMM with the N kernels (f16 on tensor cores, f32 cuBLAS)")
+halconv_variant(implicit_gemm cuda im2col implicit PRECISIONS f16 f16f32
+    DOC "CUDA, f16 and f16f32: the GEMM on tensor cores reading the image staged in shared memory (no buffer)")
+
+# ---- detect_edges: halconv::Staging ----
+halconv_api(edges ENUM Staging)
+
+halconv_variant(fused cpu edges cpu_fused
+    DOC "every stage computed per tile, intermediates in cache / shared memory")
+halconv_variant(fused cuda edges gpu_fused)
+halconv_variant(staged cpu edges cpu_staged
+    DOC "stage by stage, each intermediate a whole image in memory")
+halconv_variant(staged cuda edges gpu_staged)
+
+# ---- unsharp_mask (the device decides) ----
+halconv_api(unsharp)
+
+halconv_variant(tiled cpu unsharp cpu_tiled DOC "the blur as a Halide sum over float16 operands")
+halconv_variant(tensor_core cuda unsharp gpu_tensor_core DOC "the blur on tensor cores (im2tensor_fused extern stage)")
