@@ -171,7 +171,9 @@ void load_once() {
     try {
         loaded.wisdom = read_wisdom(path);
     } catch (const Error &e) {
-        warn_once(std::string("ignoring ") + loaded.origin + ": " + e.what());
+        // The message names the file already.
+        const std::string what = e.what();
+        warn_once("ignoring " + what.substr(what.rfind("halconv: ", 0) == 0 ? 9 : 0));
     }
 }
 

@@ -38,9 +38,10 @@ std::string cli_path() {
     return env != nullptr ? env : HALCONV_CLI_PATH;
 }
 
-CliRun run_cli(const std::string &args) {
+// Runs the tool with `args` (and `environment`, a prefix of NAME=value words).
+CliRun run_cli(const std::string &args, const std::string &environment = "") {
     CliRun r;
-    const std::string command = "'" + cli_path() + "' " + args + " 2>&1";
+    const std::string command = environment + "'" + cli_path() + "' " + args + " 2>&1";
     std::FILE *pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) {
         ADD_FAILURE() << "cannot run " << command;
@@ -361,10 +362,16 @@ TEST_F(Cli, InfoAndBenchQuick) {
 TEST_F(Cli, ReadmeDemoWritesEveryResult) {
     const CliRun r = run_cli("demo --out '" + path("demo") + "'");
     ASSERT_EQ(r.status, 0) << r.output;
-    std::vector<std::string> files = {"edges", "gaussian_sigma12", "unsharp", "random31_naive",
-                                      "random31_shared_tiled", "random31_autoscheduled"};
+    std::vector<std::string> files = {"edges",
+                                      "gaussian_sigma12",
+                                      "unsharp",
+                                      "random31_auto",
+                                      "random31_naive",
+                                      "random31_shared_tiled",
+                                      "random31_autoscheduled"};
     if (halconv::cuda_available()) {
-        for (const char *tc : {"im2tensor", "im2tensor_fused", "im2tensor_atomic", "diagonal_unroll"}) {
+        for (const char *tc :
+             {"im2tensor", "im2tensor_fused", "im2tensor_atomic", "diagonal_unroll", "diagonal_unroll_m32n8k16"}) {
             files.push_back(std::string("random31_") + tc);
         }
     } else {
@@ -377,6 +384,70 @@ TEST_F(Cli, ReadmeDemoWritesEveryResult) {
     }
     EXPECT_THAT(r.output, HasSubstr("edges          fused"));
     EXPECT_THAT(r.output, HasSubstr("edges          staged"));
+}
+
+// Every algorithm of the registry is named by `filter --help` and `info`, and runs
+// through `filter --algorithm`; --verbose says what ran and why.
+TEST_F(Cli, EveryAlgorithmIsNamedAndVerboseSaysWhatRan) {
+    const CliRun help = run_cli("filter --help"), info = run_cli("info");
+    ASSERT_EQ(help.status, 0);
+    ASSERT_EQ(info.status, 0);
+    const std::string input = path("in.fits");
+    halconv::io::write_fits(input, random_fits(12, 9));
+    for (const halconv::AlgorithmInfo &a : halconv::algorithms()) {
+        EXPECT_THAT(help.output, HasSubstr(a.name));
+        EXPECT_THAT(info.output, HasSubstr(a.name + " "));
+        const bool runs_here = halconv::cuda_available() ||
+                               std::find(a.devices.begin(), a.devices.end(), halconv::Device::cpu) != a.devices.end();
+        if (!runs_here || a.needs_rank1_kernel) {
+            continue;
+        }
+        const std::string precision = a.tensor_cores ? "f16f32" : "f32";
+        const CliRun r =
+            run_cli("filter '" + input + "' '" + path(a.name + ".fits") + "' --kernel random:3 --algorithm " + a.name +
+                    " --precision " + precision + " --verbose");
+        EXPECT_EQ(r.status, 0) << r.output;
+        EXPECT_THAT(r.output, HasSubstr("algorithm " + a.name + " (variant "));
+        EXPECT_THAT(r.output, HasSubstr("requested"));
+    }
+    const CliRun r = run_cli("filter '" + input + "' '" + path("auto.fits") + "' --kernel box:3 --verbose");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(": device "));
+    EXPECT_THAT(r.output, ::testing::AnyOf(HasSubstr("auto: fastest predicted"), HasSubstr("no measurements")));
+}
+
+// `halconv tune` measures the CPU and writes a wisdom file that the next run reads.
+TEST_F(Cli, TuneWritesWisdomThatFilterUses) {
+    const std::string wisdom = path("wisdom.json");
+    CliRun r = run_cli(
+        "tune --device cpu --sizes 40x30 --kernels 1,3 --precisions f32 --modes same --reps 1 "
+        "--output '" +
+        wisdom + "' --quiet");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("f32 same 40x30 K 3"));
+    const halconv::Wisdom w = halconv::read_wisdom(wisdom);
+    ASSERT_EQ(w.sections.size(), 1u);
+    EXPECT_EQ(w.sections[0].device, halconv::identify_device(halconv::Device::cpu));
+    const std::string input = path("in.fits");
+    halconv::io::write_fits(input, random_fits(40, 30));
+    r = run_cli("filter '" + input + "' '" + path("out.fits") + "' --kernel random:3 --verbose 2>&1",
+                "HALCONV_WISDOM='" + wisdom + "' ");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("by the wisdom file " + wisdom));
+    const std::vector<std::tuple<std::string, int, std::string>> errors = {
+        {"tune --sizes 0", 2, "allowed whole numbers from 1 to 65536"},
+        {"tune --algorithms auto", 2, "not auto"},
+        {"tune --precisions f8", 2, "allowed f64, f32, f16, f16f32"},
+        {"tune extra", 2, "unexpected argument extra"},
+        {"tune --device cpu --sizes 8 --kernels 3 --precisions f32 --modes same --reps 1 --quiet --output '" +
+             dir_.string() + "'",
+         1, "cannot write the wisdom file"},
+    };
+    for (const auto &[args, status, message] : errors) {
+        const CliRun e = run_cli(args);
+        EXPECT_EQ(e.status, status) << args << "\n" << e.output;
+        EXPECT_THAT(e.output, HasSubstr(message)) << args;
+    }
 }
 
 TEST_F(Cli, PipelineCommandErrors) {
@@ -407,7 +478,8 @@ TEST_F(Cli, PipelineCommandErrors) {
         EXPECT_FALSE(fs::exists(output)) << args;
         EXPECT_FALSE(fs::exists(path("out.png"))) << args;
     }
-    for (const std::string command : {"edges --help", "unsharp --help", "info --help", "bench-quick --help"}) {
+    for (const std::string command :
+         {"edges --help", "unsharp --help", "info --help", "bench-quick --help", "tune --help"}) {
         const CliRun r = run_cli(command);
         EXPECT_EQ(r.status, 0) << command;
         EXPECT_THAT(r.output, HasSubstr("usage: halconv")) << command;

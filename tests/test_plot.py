@@ -34,6 +34,7 @@ class PlotTest(unittest.TestCase):
                 ("halconv", "im2tensor_fused", "f16", 15, "ok", 0.25),
                 ("cudnn", "cudnn_best", "f16", 15, "ok", 1.0),
                 ("halconv", "im2tensor_fused", "f32", 15, "unsupported", None),
+                ("halconv", "auto", "f16", 15, "ok", 0.26),  # not "best halconv": a choice among them
             ]
             with open(tmp / "time-test.csv", "w", newline="") as f:
                 w = csv.DictWriter(f, TIME_COLUMNS)
@@ -42,6 +43,7 @@ class PlotTest(unittest.TestCase):
                     w.writerow({"device": "TestGPU", "family": family, "variant": variant, "precision": precision,
                                 "width": 256, "height": 128, "K": k, "status": status,
                                 "median_ms": "" if ms is None else ms,
+                                "note": "im2tensor_fused" if variant == "auto" else "",
                                 "useful_tflops": "" if ms is None else 1.0 / ms, "roofline_ms": 0.05,
                                 "check_max_err": 0.5 if status == "check_failed" else 1e-6})
             with open(tmp / "accuracy.csv", "w", newline="") as f:
@@ -53,7 +55,8 @@ class PlotTest(unittest.TestCase):
             out = tmp / "charts"
             r = run_plot(tmp, out)
             self.assertEqual(r.returncode, 0, r.stderr)
-            for name in ["time-f32.png", "tflops-f32.png", "time-f16.png", "tflops-f16.png", "accuracy.png"]:
+            for name in ["time-f32.png", "tflops-f32.png", "time-f16.png", "tflops-f16.png", "accuracy.png",
+                         "auto-f16.png"]:
                 data = (out / name).read_bytes()
                 self.assertTrue(data.startswith(PNG_MAGIC), name)
                 self.assertGreater(len(data), 10000, name)
@@ -61,6 +64,7 @@ class PlotTest(unittest.TestCase):
             self.assertIn("| 256x128 | 15 | shared_tiled | 2.000 | cufft | 0.500 | 4.00 |", summary)
             self.assertIn("| 256x128 | 15 | im2tensor_fused | 0.250 | cudnn_best | 1.000 | 0.25 |", summary)
             self.assertIn("| npp | f32 | 256x128 | 15 | check_failed |", summary)
+            self.assertIn("| f16 | 256x128 | 1 | 1 | 1.040 | 15 | im2tensor_fused | im2tensor_fused |", summary)
             self.assertIn("| naive | f16 | 2.00e-01 |", summary)  # mean of the two photos' MAPE
 
     def test_committed_h100_results(self):

@@ -1,0 +1,671 @@
+// The registry, Plan and Auto (issue 18): every registry row built and reachable through
+// the API; plans reused and applied from several threads at once, bit-identical to the
+// one-shot calls; typed error codes; wisdom files (valid, another device, another
+// build, truncated, garbage, missing); Auto's choice from given measurements; tune.
+#include <cuda_runtime_api.h>
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "HalideRuntimeCuda.h"
+#include "test_support.h"
+#include "workspace.h"
+
+namespace halconv::test {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+bool same_bits(const Halide::Runtime::Buffer<> &a, const Halide::Runtime::Buffer<> &b) {
+    if (a.number_of_elements() != b.number_of_elements() || !(a.type() == b.type())) {
+        return false;
+    }
+    const size_t bytes = a.number_of_elements() * a.type().bytes();
+    return std::equal(a.raw_buffer()->host, a.raw_buffer()->host + bytes, b.raw_buffer()->host);
+}
+
+// Runs fn, expects halconv::Error with `code` whose message contains `fragment`.
+template <typename Fn>
+void expect_error(Fn fn, ErrorCode code, const char *fragment) {
+    try {
+        fn();
+        ADD_FAILURE() << "expected halconv::Error (" << to_string(code) << ")";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        EXPECT_THAT(e.what(), HasSubstr(fragment));
+    }
+}
+
+// Wisdom and warnings are process-wide: each test that sets them restores the default
+// (the file at HALCONV_WISDOM, which ctest points at a file that does not exist).
+class WisdomScope {
+public:
+    WisdomScope() {
+        previous_ = set_warning_handler([this](const std::string &m) { warnings.push_back(m); });
+    }
+    ~WisdomScope() {
+        set_warning_handler(previous_);
+        reload_wisdom();
+    }
+    std::vector<std::string> warnings;
+
+private:
+    WarningHandler previous_;
+};
+
+Measurement point(Algorithm a, int image, int k, double ms, Precision p = Precision::f32, Mode m = Mode::same) {
+    return {a, p, m, image, image, k, k, ms};
+}
+
+Wisdom wisdom_of(const DeviceIdentity &device, std::vector<Measurement> measurements) {
+    Wisdom w;
+    w.build_id = build_info().build_id;
+    w.created = "2026-11-23T00:00:00Z";
+    w.command = "test";
+    w.sections.push_back({device, std::move(measurements)});
+    return w;
+}
+
+// ---- The registry ----
+
+TEST(Registry, NamesRoundTripAndValuesAreContiguous) {
+    const std::vector<AlgorithmInfo> &all = algorithms();
+    ASSERT_FALSE(all.empty());
+    EXPECT_EQ(algorithm_named("auto"), Algorithm::automatic);
+    EXPECT_STREQ(to_string(Algorithm::automatic), "auto");
+    for (size_t i = 0; i < all.size(); i++) {
+        EXPECT_EQ(static_cast<size_t>(all[i].algorithm), i + 1);
+        EXPECT_EQ(to_string(all[i].algorithm), all[i].name);
+        EXPECT_EQ(algorithm_named(all[i].name), all[i].algorithm);
+        EXPECT_FALSE(all[i].description.empty()) << all[i].name;
+        EXPECT_FALSE(all[i].devices.empty()) << all[i].name;
+        EXPECT_FALSE(all[i].precisions.empty()) << all[i].name;
+        EXPECT_FALSE(all[i].variants.empty()) << all[i].name;
+    }
+    EXPECT_EQ(algorithm_named("frobnicate"), std::nullopt);
+    EXPECT_STREQ(to_string(static_cast<Algorithm>(all.size() + 1)), "?");
+    EXPECT_STREQ(to_string(Staging::staged), "staged");
+    EXPECT_STREQ(to_string(MultichannelAlgorithm::implicit_gemm), "implicit_gemm");
+}
+
+TEST(Registry, EveryPipelineIsBuiltOnceAndNamesItsRow) {
+    const BuildInfo info = build_info();
+    const std::set<std::string> unique(info.pipelines.begin(), info.pipelines.end());
+    EXPECT_EQ(unique.size(), info.pipelines.size());
+    EXPECT_FALSE(info.build_id.empty());
+    for (const AlgorithmInfo &a : algorithms()) {
+        for (const std::string &variant : a.variants) {
+            // halconv_<generator>_<schedule>[_<precision>][_valid]
+            const bool found = std::any_of(info.pipelines.begin(), info.pipelines.end(),
+                                           [&](const std::string &p) { return p.rfind("halconv_" + variant, 0) == 0; });
+            EXPECT_TRUE(found) << a.name << ": no pipeline of variant " << variant;
+        }
+    }
+    for (const char *composed : {"halconv_edges_cpu_fused", "halconv_unsharp_gpu_tensor_core",
+                                 "halconv_im2col_implicit_f16_valid", "halconv_multichannel_cpu_direct_f64"}) {
+        EXPECT_TRUE(unique.count(composed)) << composed;
+    }
+    EXPECT_TRUE(uses_tensor_cores(Algorithm::im2tensor_fused));
+    EXPECT_FALSE(uses_tensor_cores(Algorithm::shared_tiled));
+}
+
+// Every algorithm runs through the API on each device it has (CUDA where present), at
+// each of its precisions, and matches the float64 reference.
+TEST(Registry, EveryAlgorithmIsReachableThroughTheApi) {
+    for (const AlgorithmInfo &a : algorithms()) {
+        for (Device device : a.devices) {
+            if (device == Device::cuda && !cuda_available()) {
+                continue;
+            }
+            for (Precision p : a.precisions) {
+                SCOPED_TRACE(a.name + " " + to_string(device) + " " + to_string(p));
+                Image img, ker;
+                Halide::Runtime::Buffer<> image = random_buffer(storage_type(p), 37, 23, img);
+                Halide::Runtime::Buffer<> kernel = a.needs_rank1_kernel
+                                                       ? random_rank1_kernel(storage_type(p), 5, 3, ker)
+                                                       : random_buffer(storage_type(p), 5, 3, ker);
+                Options o;
+                o.algorithm = a.algorithm;
+                o.precision = p;
+                o.device = device;
+                o.boundary = Boundary::reflect;
+                const Plan plan({37, 23}, kernel, o);
+                EXPECT_EQ(plan.dispatch().algorithm, a.algorithm);
+                EXPECT_EQ(plan.dispatch().device, device);
+                EXPECT_TRUE(std::find(a.variants.begin(), a.variants.end(), plan.dispatch().variant) !=
+                            a.variants.end())
+                    << plan.dispatch().variant;
+                Halide::Runtime::Buffer<> out = plan.allocate_output();
+                poison(out);
+                plan.apply(image, out);
+                out.copy_to_host();
+                const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
+                if (a.tensor_cores) {
+                    // float32 sums of float16 products (test_tensor_core.cpp has the exact bound).
+                    for (size_t i = 0; i < ref.value.data.size(); i++) {
+                        ASSERT_NEAR(load(out, i), ref.value.data[i],
+                                    32 * 0x1p-23 * ref.magnitude.data[i] +
+                                        (p == Precision::f16 ? 0x1p-10 : 0.0) * (std::fabs(ref.value.data[i]) + 1e-3));
+                    }
+                } else if (a.needs_rank1_kernel) {
+                    // The stored kernel is rank-1 within rounding: add what the factorization drops.
+                    Halide::Runtime::Buffer<double, 2> k64(ker.width, ker.height);
+                    double norm = 0.0;
+                    k64.for_each_element([&](int x, int y) {
+                        k64(x, y) = ker.at(x, y);
+                        norm += ker.at(x, y) * ker.at(x, y);
+                    });
+                    Image ones = ker;
+                    std::fill(ones.data.begin(), ones.data.end(), 1.0);
+                    const Reference window = correlate_reference(img, ones, Mode::same, Boundary::reflect, 0.0, false);
+                    EXPECT_TRUE(matches_reference(out, ref, p, 15, true, rank1_relative_residual(k64) * std::sqrt(norm),
+                                                  &window.magnitude));
+                } else {
+                    EXPECT_TRUE(matches_reference(out, ref, p, 15));
+                }
+            }
+        }
+    }
+}
+
+// ---- Plans ----
+
+TEST(Plan, AppliedTwiceAndOnFreshImagesEqualsTheOneShotCall) {
+    for (Algorithm a : {Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled}) {
+        for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
+            SCOPED_TRACE(std::string(to_string(a)) + " " + to_string(mode));
+            Image ignore;
+            Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 4, 7, ignore);
+            Options o;
+            o.algorithm = a;
+            o.mode = mode;
+            o.device = Device::cpu;
+            o.boundary = Boundary::mirror;
+            const Plan plan({41, 30}, kernel, o, Operation::convolve);
+            EXPECT_EQ(plan.output_extent().width, output_extent({41, 30}, {4, 7}, mode).width);
+            for (int image_index = 0; image_index < 2; image_index++) {
+                Halide::Runtime::Buffer<> image = random_buffer(halide_type_of<float>(), 41, 30, ignore);
+                Halide::Runtime::Buffer<> first = plan.apply(image);
+                Halide::Runtime::Buffer<> second = plan.allocate_output();
+                poison(second);
+                plan.apply(image, second);
+                Halide::Runtime::Buffer<> once = convolve2d(image, kernel, o);
+                EXPECT_TRUE(same_bits(first, second));
+                EXPECT_TRUE(same_bits(first, once));
+            }
+        }
+    }
+}
+
+// The plan copies the kernel: changing the caller's afterwards changes nothing.
+TEST(Plan, OwnsItsKernel) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> image = random_buffer(halide_type_of<double>(), 16, 16, img);
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<double>(), 3, 3, ker);
+    Options o;
+    o.device = Device::cpu;
+    o.precision = Precision::f64;
+    const Plan plan({16, 16}, kernel, o);
+    store(kernel, 4, 1e6);
+    Halide::Runtime::Buffer<> out = plan.apply(image);
+    EXPECT_TRUE(matches_reference(out, correlate_reference(img, ker, Mode::same, Boundary::constant, 0.0, false),
+                                  Precision::f64, 9));
+}
+
+// Several threads apply one plan at once, each to its own images: every result is
+// bit-identical to the same apply made alone.
+TEST(Plan, ConcurrentAppliesFromManyThreads) {
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 9, 9, ignore);
+    // Autoscheduled on a small output runs into the plan's scratch: one per concurrent apply.
+    for (Algorithm a : {Algorithm::shared_tiled, Algorithm::autoscheduled}) {
+        Options o;
+        o.algorithm = a;
+        o.device = Device::cpu;
+        const Plan plan({70, 50}, kernel, o);
+        constexpr int threads = 8, rounds = 6;
+        std::vector<Halide::Runtime::Buffer<>> images, expected;
+        for (int t = 0; t < threads; t++) {
+            images.push_back(random_buffer(halide_type_of<float>(), 70, 50, ignore));
+            expected.push_back(plan.apply(images.back()));
+        }
+        std::vector<int> mismatches(threads, 0);
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; t++) {
+            pool.emplace_back([&, t] {
+                for (int r = 0; r < rounds; r++) {
+                    Halide::Runtime::Buffer<> out = plan.apply(images[size_t(t)]);
+                    mismatches[size_t(t)] += !same_bits(out, expected[size_t(t)]);
+                }
+            });
+        }
+        for (std::thread &th : pool) {
+            th.join();
+        }
+        for (int t = 0; t < threads; t++) {
+            EXPECT_EQ(mismatches[size_t(t)], 0) << to_string(a) << " thread " << t;
+        }
+    }
+}
+
+TEST(Plan, RefusesBuffersOfAnotherShapeOrType) {
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o;
+    o.device = Device::cpu;
+    const Plan plan({20, 10}, kernel, o);
+    Halide::Runtime::Buffer<> wrong = random_buffer(halide_type_of<float>(), 10, 20, ignore);
+    Halide::Runtime::Buffer<> image = random_buffer(halide_type_of<float>(), 20, 10, ignore);
+    Halide::Runtime::Buffer<> f64 = random_buffer(halide_type_of<double>(), 20, 10, ignore);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 20, 10), small(halide_type_of<float>(), 19, 10);
+    poison(small);
+    expect_error([&] { plan.apply(wrong, out); }, ErrorCode::invalid_argument, "this plan was made for 20 x 10");
+    expect_error([&] { plan.apply(f64, out); }, ErrorCode::invalid_argument, "image holds float64");
+    expect_error([&] { plan.apply(image, small); }, ErrorCode::invalid_argument, "this mode needs 20 x 10");
+    for (size_t i = 0; i < small.number_of_elements(); i++) {
+        ASSERT_TRUE(std::isnan(load(small, i)));
+    }
+}
+
+TEST(Plan, ErrorsCarryTheirCode) {
+    Image ignore;
+    Halide::Runtime::Buffer<> k32 = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<> k16 = random_buffer(storage_type(Precision::f16), 3, 3, ignore);
+    Options o;
+    o.device = Device::cpu;
+    o.algorithm = Algorithm::im2tensor_fused;
+    expect_error([&] { (void)Plan({8, 8}, k32, o); }, ErrorCode::unsupported, "f16 or f16f32");
+    o.precision = Precision::f16;
+    expect_error([&] { (void)Plan({8, 8}, k16, o); }, ErrorCode::unsupported, "runs on CUDA only");
+    o = Options{};
+    o.algorithm = Algorithm::separable;
+    o.device = Device::cpu;
+    expect_error([&] { (void)Plan({8, 8}, k32, o); }, ErrorCode::unsupported, "needs a rank-1 kernel");
+    o.algorithm = static_cast<Algorithm>(99);
+    expect_error([&] { (void)Plan({8, 8}, k32, o); }, ErrorCode::invalid_argument, "unknown algorithm 99");
+    o.algorithm = Algorithm::naive;
+    expect_error([&] { (void)Plan({0, 8}, k32, o); }, ErrorCode::invalid_argument, "must both be non-empty");
+    expect_error([&] { (void)Plan::gaussian({8, 8}, -1.0, o); }, ErrorCode::invalid_argument, "sigma");
+    if (!cuda_available()) {
+        o.device = Device::cuda;
+        expect_error([&] { (void)Plan({8, 8}, k32, o); }, ErrorCode::device, "no CUDA device is usable");
+    }
+    EXPECT_STREQ(to_string(ErrorCode::out_of_memory), "out_of_memory");
+}
+
+TEST(Plan, SeparableAndGaussianPlans) {
+    Image img, row, col;
+    Halide::Runtime::Buffer<> image = random_buffer(halide_type_of<double>(), 30, 21, img);
+    Halide::Runtime::Buffer<> r2 = random_buffer(halide_type_of<double>(), 5, 1, row);
+    Halide::Runtime::Buffer<> c2 = random_buffer(halide_type_of<double>(), 3, 1, col);
+    Halide::Runtime::Buffer<> r = r2.sliced(1, 0), c = c2.sliced(1, 0);
+    Options o;
+    o.device = Device::cpu;
+    o.precision = Precision::f64;
+    o.mode = Mode::full;
+    const Plan plan = Plan::separable({30, 21}, r, c, o);
+    EXPECT_EQ(plan.dispatch().algorithm, Algorithm::separable);
+    EXPECT_EQ(plan.dispatch().reason, "the separable entry point");
+    Halide::Runtime::Buffer<> out = plan.apply(image);
+    Halide::Runtime::Buffer<> once(halide_type_of<double>(), 34, 23);
+    separable_correlate2d(image, r, c, once, o);
+    EXPECT_TRUE(same_bits(out, once));
+
+    o.mode = Mode::same;
+    const Plan g = Plan::gaussian({30, 21}, 2.0, o);
+    Halide::Runtime::Buffer<> blurred = g.apply(image), via_free(halide_type_of<double>(), 30, 21);
+    gaussian_blur(image, via_free, 2.0, o);
+    EXPECT_TRUE(same_bits(blurred, via_free));
+    EXPECT_EQ(g.workspace_bytes(), 0u);  // CPU plans keep no device workspace
+}
+
+// ---- Plans on the GPU ----
+
+class PlanGpu : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!cuda_available()) {
+            GTEST_SKIP() << "no CUDA device on this machine: GPU plans are tested on a GPU machine (scripts/gpu-check)";
+        }
+    }
+};
+
+// Threads, each with its own non-blocking stream, apply one plan at once; every result
+// equals the one-shot call's, and no apply after a stream's first allocates scratch.
+TEST_F(PlanGpu, ConcurrentAppliesOnSeveralStreams) {
+    for (Algorithm a :
+         {Algorithm::im2tensor_fused, Algorithm::im2tensor, Algorithm::shared_tiled, Algorithm::autoscheduled}) {
+        for (Mode mode : {Mode::same, Mode::valid}) {
+            SCOPED_TRACE(std::string(to_string(a)) + " " + to_string(mode));
+            const Precision p = uses_tensor_cores(a) ? Precision::f16f32 : Precision::f32;
+            Image ignore;
+            Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(p), 19, 13, ignore);
+            Options o;
+            o.algorithm = a;
+            o.precision = p;
+            o.mode = mode;
+            o.device = Device::cuda;
+            o.boundary = Boundary::wrap;
+            const Plan plan({300, 200}, kernel, o);
+            constexpr int threads = 4, rounds = 5;
+            std::vector<Halide::Runtime::Buffer<>> images, expected;
+            for (int t = 0; t < threads; t++) {
+                images.push_back(random_buffer(storage_type(p), 300, 200, ignore));
+                expected.push_back(correlate2d(images.back(), kernel, o));
+                expected.back().copy_to_host();
+            }
+            std::vector<int> mismatches(threads, 0);
+            std::vector<uint64_t> allocations(threads, 0);
+            std::vector<std::thread> pool;
+            for (int t = 0; t < threads; t++) {
+                pool.emplace_back([&, t] {
+                    cudaStream_t stream = nullptr;
+                    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+                    Halide::Runtime::Buffer<> out = plan.allocate_output();
+                    out.device_malloc(halide_cuda_device_interface());
+                    for (int r = 0; r < rounds; r++) {
+                        const uint64_t before = rk::scratch_allocations();
+                        plan.apply(images[size_t(t)], out, stream);
+                        if (r > 0) {
+                            allocations[size_t(t)] += rk::scratch_allocations() - before;
+                        }
+                        cudaStreamSynchronize(stream);
+                        out.copy_to_host();
+                        mismatches[size_t(t)] += !same_bits(out, expected[size_t(t)]);
+                        out.set_host_dirty(false);
+                    }
+                    cudaStreamDestroy(stream);
+                });
+            }
+            for (std::thread &th : pool) {
+                th.join();
+            }
+            for (int t = 0; t < threads; t++) {
+                EXPECT_EQ(mismatches[size_t(t)], 0) << "thread " << t;
+                EXPECT_EQ(allocations[size_t(t)], 0u) << "thread " << t;
+            }
+        }
+    }
+}
+
+// A plan dropped while its work is queued frees its memory after that work: results
+// stay right when plans come and go on a busy stream.
+TEST_F(PlanGpu, ShortLivedPlansOnOneStream) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f16), 257, 131, img);
+    Halide::Runtime::Buffer<> out(halide_type_of<float>(), 257, 131);
+    cudaStream_t stream = nullptr;
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    Options o;
+    o.algorithm = Algorithm::im2tensor_fused;
+    o.precision = Precision::f16f32;
+    o.device = Device::cuda;
+    o.stream = stream;
+    for (int i = 0; i < 6; i++) {
+        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f16), 9 + 2 * i, 7, ker);
+        poison(out);
+        out.copy_to_device(halide_cuda_device_interface());
+        correlate2d(image, kernel, out, o);  // a one-shot plan: made, applied, dropped
+        cudaStreamSynchronize(stream);
+        out.copy_to_host();
+        const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::constant, 0.0, false);
+        for (size_t j = 0; j < ref.value.data.size(); j++) {
+            ASSERT_NEAR(load(out, j), ref.value.data[j], (ker.width * ker.height + 4) * 0x1p-23 * ref.magnitude.data[j])
+                << "kernel " << i << " sample " << j;
+        }
+    }
+    cudaStreamDestroy(stream);
+}
+
+// The default call (no algorithm named) at f16 reaches the tensor cores where they win.
+TEST_F(PlanGpu, DefaultCallAtF16ReachesTheTensorCores) {
+    Image ignore;
+    for (int k : {15, 31, 63}) {
+        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f16), k, k, ignore);
+        Options o;
+        o.precision = Precision::f16;
+        const Plan plan({4096, 4096}, kernel, o);
+        EXPECT_EQ(plan.dispatch().device, Device::cuda);
+        EXPECT_TRUE(uses_tensor_cores(plan.dispatch().algorithm))
+            << "K " << k << ": " << to_string(plan.dispatch().algorithm) << " (" << plan.dispatch().reason << ")";
+    }
+}
+
+// ---- Auto ----
+
+TEST(Auto, PicksTheFastestMeasuredAlgorithm) {
+    WisdomScope scope;
+    const DeviceIdentity cpu = identify_device(Device::cpu);
+    // naive fastest at small K, shared_tiled at large K; interpolated in log-log between.
+    use_wisdom(wisdom_of(cpu, {point(Algorithm::naive, 64, 3, 1.0), point(Algorithm::naive, 64, 31, 10.0),
+                               point(Algorithm::shared_tiled, 64, 3, 5.0), point(Algorithm::shared_tiled, 64, 31, 5.0),
+                               point(Algorithm::autoscheduled, 64, 3, 50.0)}));
+    Image ignore;
+    Options o;
+    o.device = Device::cpu;
+    const auto chosen = [&](int k) {
+        Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), k, k, ignore);
+        return Plan({64, 64}, kernel, o).dispatch();
+    };
+    EXPECT_EQ(chosen(3).algorithm, Algorithm::naive);
+    EXPECT_EQ(chosen(7).algorithm, Algorithm::naive);          // naive predicted 2.3 ms < 5
+    EXPECT_EQ(chosen(21).algorithm, Algorithm::shared_tiled);  // naive predicted 6.8 ms > 5
+    const Dispatch d = chosen(31);
+    EXPECT_THAT(d.reason, HasSubstr("shared_tiled 5.000 ms"));
+    EXPECT_THAT(d.reason, HasSubstr("wisdom given to use_wisdom"));
+    EXPECT_TRUE(scope.warnings.empty());
+}
+
+TEST(Auto, SeparableOnlyForRankOneKernels) {
+    WisdomScope scope;
+    const DeviceIdentity cpu = identify_device(Device::cpu);
+    use_wisdom(wisdom_of(cpu, {point(Algorithm::separable, 64, 5, 0.5), point(Algorithm::shared_tiled, 64, 5, 2.0),
+                               point(Algorithm::naive, 64, 5, 9.0)}));
+    Image img, ker;
+    Options o;
+    o.device = Device::cpu;
+    Halide::Runtime::Buffer<> rank1 = random_rank1_kernel(halide_type_of<float>(), 5, 5, ker);
+    Halide::Runtime::Buffer<> general = random_buffer(halide_type_of<float>(), 5, 5, ker);
+    EXPECT_EQ(Plan({64, 64}, rank1, o).dispatch().algorithm, Algorithm::separable);
+    EXPECT_EQ(Plan({64, 64}, general, o).dispatch().algorithm, Algorithm::shared_tiled);
+    // Measurements of another precision do not count: f64 falls back to the static order.
+    o.precision = Precision::f64;
+    Halide::Runtime::Buffer<> general64 = random_buffer(halide_type_of<double>(), 5, 5, ker);
+    const Dispatch d = Plan({64, 64}, general64, o).dispatch();
+    EXPECT_EQ(d.algorithm, Algorithm::shared_tiled);
+    EXPECT_THAT(d.reason, HasSubstr("no measurements of f64"));
+}
+
+TEST(Auto, OtherModesAndSizesScale) {
+    WisdomScope scope;
+    const DeviceIdentity cpu = identify_device(Device::cpu);
+    // Valid-mode measurements only: a same-mode request scales them by output pixels.
+    use_wisdom(wisdom_of(cpu, {point(Algorithm::naive, 100, 51, 1.0, Precision::f32, Mode::valid),
+                               point(Algorithm::shared_tiled, 100, 51, 3.0, Precision::f32, Mode::valid)}));
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 51, 51, ignore);
+    Options o;
+    o.device = Device::cpu;
+    const Dispatch d = Plan({200, 200}, kernel, o).dispatch();
+    EXPECT_EQ(d.algorithm, Algorithm::naive);
+    // 2500 valid outputs -> 10000 same ones at 100^2 (x4), then 4x the pixels (x4).
+    EXPECT_THAT(d.reason, HasSubstr("naive 16.0 ms"));
+}
+
+// ---- Wisdom files ----
+
+TEST(Wisdom, FormatAndParseRoundTrip) {
+    const DeviceIdentity cpu = identify_device(Device::cpu);
+    const Wisdom w = wisdom_of(cpu, {point(Algorithm::naive, 64, 3, 1.25),
+                                     point(Algorithm::separable, 32, 7, 0.5, Precision::f16, Mode::full)});
+    const Wisdom back = parse_wisdom(format_wisdom(w), "test");
+    ASSERT_EQ(back.sections.size(), 1u);
+    EXPECT_EQ(back.build_id, w.build_id);
+    EXPECT_EQ(back.sections[0].device, cpu);
+    ASSERT_EQ(back.sections[0].measurements.size(), 2u);
+    const Measurement &m = back.sections[0].measurements[1];
+    EXPECT_EQ(m.algorithm, Algorithm::separable);
+    EXPECT_EQ(m.precision, Precision::f16);
+    EXPECT_EQ(m.mode, Mode::full);
+    EXPECT_EQ(m.image_width, 32);
+    EXPECT_EQ(m.kernel_height, 7);
+    EXPECT_DOUBLE_EQ(m.ms, 0.5);
+}
+
+TEST(Wisdom, MalformedContentsAreRefused) {
+    const std::string good = format_wisdom(wisdom_of(identify_device(Device::cpu), {point(Algorithm::naive, 8, 3, 1)}));
+    expect_error([&] { parse_wisdom(good.substr(0, good.size() / 2), "half"); }, ErrorCode::io, "unreadable wisdom");
+    expect_error([&] { parse_wisdom("\x01\xff garbage", "garbage"); }, ErrorCode::io, "unreadable wisdom");
+    expect_error([&] { parse_wisdom("[1, 2]", "array"); }, ErrorCode::invalid_argument, "not an object");
+    std::string negative = good;
+    negative.replace(negative.find("\"ms\":1"), 6, "\"ms\":-1");
+    expect_error([&] { parse_wisdom(negative, "negative"); }, ErrorCode::invalid_argument, "ms must be");
+    std::string version = good;
+    version.replace(version.find("\"version\": 1"), 12, "\"version\": 7");
+    expect_error([&] { parse_wisdom(version, "version"); }, ErrorCode::invalid_argument, "version is not 1");
+    expect_error([] { read_wisdom("/nonexistent/halconv/wisdom.json"); }, ErrorCode::io, "cannot read");
+}
+
+class WisdomFile : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("halconv-wisdom-" + std::to_string(rng()()));
+        fs::create_directories(dir_);
+        path_ = (dir_ / "wisdom.json").string();
+        const char *old = std::getenv("HALCONV_WISDOM");
+        previous_ = old != nullptr ? old : "";
+        setenv("HALCONV_WISDOM", path_.c_str(), 1);
+    }
+    void TearDown() override {
+        if (previous_.empty()) {
+            unsetenv("HALCONV_WISDOM");
+        } else {
+            setenv("HALCONV_WISDOM", previous_.c_str(), 1);
+        }
+        fs::remove_all(dir_);
+        reload_wisdom();
+    }
+    void write(const std::string &text) {
+        std::ofstream(path_, std::ios::binary) << text;
+        reload_wisdom();
+    }
+    // What auto reports for a 3 x 3 kernel on the CPU.
+    std::string reason() {
+        Image ignore;
+        Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+        Options o;
+        o.device = Device::cpu;
+        return Plan({32, 32}, kernel, o).dispatch().reason;
+    }
+    std::string path_, previous_;
+    fs::path dir_;
+};
+
+TEST_F(WisdomFile, ValidFileIsUsed) {
+    WisdomScope scope;
+    EXPECT_EQ(default_wisdom_path(), path_);
+    write_wisdom(path_, wisdom_of(identify_device(Device::cpu), {point(Algorithm::autoscheduled, 32, 3, 0.001)}));
+    reload_wisdom();
+    EXPECT_THAT(reason(), HasSubstr("wisdom file " + path_));
+    EXPECT_TRUE(scope.warnings.empty());
+}
+
+TEST_F(WisdomFile, MissingFileIsSilent) {
+    WisdomScope scope;
+    reload_wisdom();
+    EXPECT_THAT(reason(), ::testing::Not(HasSubstr("wisdom file")));
+    EXPECT_TRUE(scope.warnings.empty());
+}
+
+TEST_F(WisdomFile, AnotherDeviceIsIgnoredWithAWarning) {
+    WisdomScope scope;
+    DeviceIdentity other{Device::cpu, "Some Other CPU", "512 threads"};
+    write_wisdom(path_, wisdom_of(other, {point(Algorithm::autoscheduled, 32, 3, 0.001)}));
+    reload_wisdom();
+    EXPECT_THAT(reason(), ::testing::Not(HasSubstr("wisdom file")));
+    ASSERT_EQ(scope.warnings.size(), 1u);
+    EXPECT_THAT(scope.warnings[0], HasSubstr("measurements of other devices only (Some Other CPU"));
+    reason();
+    EXPECT_EQ(scope.warnings.size(), 1u);  // once per file and process
+}
+
+TEST_F(WisdomFile, AnotherBuildIsIgnoredWithAWarning) {
+    WisdomScope scope;
+    Wisdom w = wisdom_of(identify_device(Device::cpu), {point(Algorithm::autoscheduled, 32, 3, 0.001)});
+    w.build_id = "0123456789abcdef";
+    write_wisdom(path_, w);
+    reload_wisdom();
+    EXPECT_THAT(reason(), ::testing::Not(HasSubstr("wisdom file")));
+    ASSERT_EQ(scope.warnings.size(), 1u);
+    EXPECT_THAT(scope.warnings[0], HasSubstr("made by another build of halconv (build 0123456789abcdef"));
+}
+
+TEST_F(WisdomFile, TruncatedAndGarbageFilesAreIgnoredWithAWarning) {
+    const std::string good =
+        format_wisdom(wisdom_of(identify_device(Device::cpu), {point(Algorithm::autoscheduled, 32, 3, 0.001)}));
+    for (const std::string &text : {good.substr(0, good.size() - 20), std::string("\x89PNG\r\n garbage"), std::string(),
+                                    std::string("{\"format\": \"something-else\"}")}) {
+        WisdomScope scope;
+        write(text);
+        EXPECT_THAT(reason(), ::testing::Not(HasSubstr("wisdom file")));
+        ASSERT_EQ(scope.warnings.size(), 1u) << text;
+        EXPECT_THAT(scope.warnings[0], HasSubstr("ignoring"));
+        EXPECT_THAT(scope.warnings[0], HasSubstr(path_));
+    }
+}
+
+TEST(Wisdom, MergeReplacesTheMeasuredDevicesOnly) {
+    const DeviceIdentity a{Device::cpu, "A", "1 threads"}, b{Device::cuda, "B", "sm_90, 1 SMs"};
+    Wisdom into = wisdom_of(a, {point(Algorithm::naive, 8, 3, 1)});
+    into.sections.push_back({b, {point(Algorithm::naive, 8, 3, 2)}});
+    const Wisdom update = wisdom_of(a, {point(Algorithm::naive, 8, 3, 3)});
+    const Wisdom merged = merge_wisdom(into, update);
+    ASSERT_EQ(merged.sections.size(), 2u);
+    EXPECT_EQ(merged.sections[0].device, a);
+    EXPECT_DOUBLE_EQ(merged.sections[0].measurements[0].ms, 3);
+    EXPECT_EQ(merged.sections[1].device, b);
+    Wisdom old = into;
+    old.build_id = "elsewhere";
+    EXPECT_EQ(merge_wisdom(old, update).sections.size(), 1u);  // another build's is replaced whole
+}
+
+// ---- tune ----
+
+TEST(Tune, MeasuresEveryCpuAlgorithmThatSupportsEachPoint) {
+    TuneOptions o;
+    o.device = Device::cpu;
+    o.sizes = {{40, 30}};
+    o.kernels = {1, 5};
+    o.precisions = {Precision::f32};
+    o.modes = {Mode::same};
+    o.reps = 1;
+    std::vector<std::string> lines;
+    o.progress = [&](const std::string &l) { lines.push_back(l); };
+    const Wisdom w = tune(o);
+    EXPECT_EQ(w.build_id, build_info().build_id);
+    ASSERT_EQ(w.sections.size(), 1u);
+    EXPECT_EQ(w.sections[0].device, identify_device(Device::cpu));
+    std::set<Algorithm> measured;
+    for (const Measurement &m : w.sections[0].measurements) {
+        measured.insert(m.algorithm);
+        EXPECT_GT(m.ms, 0.0);
+        EXPECT_EQ(m.image_width, 40);
+        EXPECT_EQ(m.precision, Precision::f32);
+    }
+    for (const AlgorithmInfo &a : algorithms()) {
+        const bool on_cpu = std::find(a.devices.begin(), a.devices.end(), Device::cpu) != a.devices.end();
+        EXPECT_EQ(measured.count(a.algorithm), on_cpu ? 1u : 0u) << a.name;
+    }
+    EXPECT_EQ(lines.size(), w.sections[0].measurements.size());
+    o.algorithms = {Algorithm::automatic};
+    expect_error([&] { tune(o); }, ErrorCode::invalid_argument, "not auto");
+}
+
+}  // namespace
+}  // namespace halconv::test
