@@ -371,8 +371,8 @@ void time_report(Run &run, Table &table) {
                     std::fflush(stdout);
                     check_context();
                 }
+                run.checkpoint();  // after every K: a run stopped at its time limit keeps its rows
             }
-            run.checkpoint();
         }
     }
 }

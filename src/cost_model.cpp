@@ -73,7 +73,7 @@ std::vector<Point> curve(std::vector<Point> points) {
 
 std::string ms_text(double ms) {
     char text[32];
-    std::snprintf(text, sizeof text, ms < 0.1 ? "%.4f ms" : ms < 10 ? "%.3f ms" : "%.1f ms", ms);
+    std::snprintf(text, sizeof text, ms < 10 ? "%.3g ms" : "%.1f ms", ms);
     return text;
 }
 

@@ -430,7 +430,7 @@ TEST_F(Cli, TuneWritesWisdomThatFilterUses) {
     EXPECT_EQ(w.sections[0].device, halconv::identify_device(halconv::Device::cpu));
     const std::string input = path("in.fits");
     halconv::io::write_fits(input, random_fits(40, 30));
-    r = run_cli("filter '" + input + "' '" + path("out.fits") + "' --kernel random:3 --verbose 2>&1",
+    r = run_cli("filter '" + input + "' '" + path("out.fits") + "' --kernel random:3 --device cpu --verbose",
                 "HALCONV_WISDOM='" + wisdom + "' ");
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr("by the wisdom file " + wisdom));

@@ -147,11 +147,16 @@ TEST(Registry, EveryAlgorithmIsReachableThroughTheApi) {
                 out.copy_to_host();
                 const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
                 if (a.tensor_cores) {
-                    // float32 sums of float16 products (test_tensor_core.cpp has the exact bound).
+                    // float32 sums of float16 products (test_tensor_core.cpp derives the bound); atomic
+                    // f16 rounds its strip-boundary partial sums to f16 once more, and f16 the result.
+                    const bool f16 = p == Precision::f16;
+                    const double gamma =
+                        19 * 0x1p-23 + (f16 && a.algorithm == Algorithm::im2tensor_atomic ? 0x1p-11 : 0.0);
                     for (size_t i = 0; i < ref.value.data.size(); i++) {
-                        ASSERT_NEAR(load(out, i), ref.value.data[i],
-                                    32 * 0x1p-23 * ref.magnitude.data[i] +
-                                        (p == Precision::f16 ? 0x1p-10 : 0.0) * (std::fabs(ref.value.data[i]) + 1e-3));
+                        const double want = ref.value.data[i];
+                        ASSERT_NEAR(load(out, i), want,
+                                    gamma * ref.magnitude.data[i] + (f16 ? 0x1p-11 * std::fabs(want) + 0x1p-25 : 0.0))
+                            << i;
                     }
                 } else if (a.needs_rank1_kernel) {
                     // The stored kernel is rank-1 within rounding: add what the factorization drops.
@@ -457,7 +462,7 @@ TEST(Auto, PicksTheFastestMeasuredAlgorithm) {
     EXPECT_EQ(chosen(7).algorithm, Algorithm::naive);          // naive predicted 2.3 ms < 5
     EXPECT_EQ(chosen(21).algorithm, Algorithm::shared_tiled);  // naive predicted 6.8 ms > 5
     const Dispatch d = chosen(31);
-    EXPECT_THAT(d.reason, HasSubstr("shared_tiled 5.000 ms"));
+    EXPECT_THAT(d.reason, HasSubstr("shared_tiled 5 ms"));
     EXPECT_THAT(d.reason, HasSubstr("wisdom given to use_wisdom"));
     EXPECT_TRUE(scope.warnings.empty());
 }

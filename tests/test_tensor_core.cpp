@@ -332,7 +332,8 @@ INSTANTIATE_TEST_SUITE_P(Cuda, TensorCorePhoto, ::testing::Values(Precision::f16
 // Measured: every scratch allocation of the kernels goes through the device's default
 // stream-ordered pool, whose high-water mark is reset before and read after the call.
 // The valid mode runs the extern stage alone (same/full add Halide's image-sized
-// boundary stage, which is not the algorithm's).
+// boundary stage, which is not the algorithm's). The call's plan keeps its own device
+// copy of the kernel (k * k float16) in the same pool: not the algorithm's either.
 TEST(TensorCoreMemory, ExtraDeviceBytesFor15x15On4096) {
     HALCONV_REQUIRE_GPU();
     constexpr int n = 4096, k = 15;
@@ -355,6 +356,7 @@ TEST(TensorCoreMemory, ExtraDeviceBytesFor15x15On4096) {
         correlate2d(input, kernel, out, o);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+        high -= std::min<std::uint64_t>(high, k * k * 2);  // the plan's kernel copy
         RecordProperty(std::string("extra_bytes_") + v.name, std::to_string(high));
         std::printf("extra device bytes %-26s %12llu (%.2f %% of the f16 image)\n", v.name,
                     static_cast<unsigned long long>(high), 100.0 * double(high) / image_bytes);
