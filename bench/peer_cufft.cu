@@ -151,14 +151,7 @@ public:
             case Route::f16_via_f32:
                 half_to_float<<<blocks_for(pixels), 256, 0, s>>>(static_cast<const __half *>(image),
                                                                  static_cast<float *>(staged_.p), pixels);
-                check_cufft(
-                    cufftExecR2C(forward_.h, static_cast<float *>(staged_.p), static_cast<cufftComplex *>(x_.p)),
-                    "R2C");
-                multiply_conjugate<<<blocks_for(spectrum_), 256, 0, s>>>(static_cast<cufftComplex *>(x_.p),
-                                                                         static_cast<const cufftComplex *>(w_.p),
-                                                                         spectrum_, float(1.0 / n));
-                check_cufft(cufftExecC2R(inverse_.h, static_cast<cufftComplex *>(x_.p), static_cast<float *>(out_.p)),
-                            "C2R");
+                run_f32(static_cast<float *>(staged_.p), n);
                 float_to_half<<<blocks_for(pixels), 256, 0, s>>>(static_cast<const float *>(out_.p),
                                                                  static_cast<__half *>(result_.p), pixels);
                 break;
@@ -174,13 +167,7 @@ public:
                     "Z2D");
                 break;
             case Route::f32:
-                check_cufft(cufftExecR2C(forward_.h, static_cast<float *>(image), static_cast<cufftComplex *>(x_.p)),
-                            "R2C");
-                multiply_conjugate<<<blocks_for(spectrum_), 256, 0, s>>>(static_cast<cufftComplex *>(x_.p),
-                                                                         static_cast<const cufftComplex *>(w_.p),
-                                                                         spectrum_, float(1.0 / n));
-                check_cufft(cufftExecC2R(inverse_.h, static_cast<cufftComplex *>(x_.p), static_cast<float *>(out_.p)),
-                            "C2R");
+                run_f32(static_cast<float *>(image), n);
                 break;
             case Route::f16: {
                 const dim3 block(32, 8), grid(unsigned(p_.width() + 31) / 32, unsigned(p_.height() + 7) / 8);
@@ -217,6 +204,14 @@ public:
 
 private:
     enum class Route { f64, f32, f16, f16_via_f32 };
+
+    // The f32 transforms of `image` (the problem's, or its f32 copy) into out_.
+    void run_f32(float *image, double n) {
+        check_cufft(cufftExecR2C(forward_.h, image, static_cast<cufftComplex *>(x_.p)), "R2C");
+        multiply_conjugate<<<blocks_for(spectrum_), 256, 0, p_.stream>>>(
+            static_cast<cufftComplex *>(x_.p), static_cast<const cufftComplex *>(w_.p), spectrum_, float(1.0 / n));
+        check_cufft(cufftExecC2R(inverse_.h, static_cast<cufftComplex *>(x_.p), static_cast<float *>(out_.p)), "C2R");
+    }
 
     void configure(Route route) {
         const Problem &p = p_;

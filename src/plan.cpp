@@ -340,29 +340,20 @@ Halide::Runtime::Buffer<> Plan::allocate_output() const {
 
 namespace {
 
-// A 2D buffer of `type` over device memory at `device` (dense rows), its dims from mins.
-struct DeviceView {
+// A dense 2D buffer of `type` over memory at `data`, on the device or the host, its
+// dims from the mins.
+struct DenseView {
     halide_dimension_t dims[2];
     halide_buffer_t buffer{};
-    DeviceView(halide_type_t type, void *device, int min_x, int min_y, Extent2d extent) {
+    DenseView(halide_type_t type, void *data, Device where, int min_x, int min_y, Extent2d extent) {
         dims[0] = {min_x, extent.width, 1, 0};
         dims[1] = {min_y, extent.height, extent.width, 0};
-        buffer.device = reinterpret_cast<uintptr_t>(device);
-        buffer.device_interface = internal::cuda_device_interface();
-        buffer.type = type;
-        buffer.dimensions = 2;
-        buffer.dim = dims;
-    }
-};
-
-// The same over host memory.
-struct HostView {
-    halide_dimension_t dims[2];
-    halide_buffer_t buffer{};
-    HostView(halide_type_t type, void *host, int min_x, int min_y, Extent2d extent) {
-        dims[0] = {min_x, extent.width, 1, 0};
-        dims[1] = {min_y, extent.height, extent.width, 0};
-        buffer.host = static_cast<uint8_t *>(host);
+        if (where == Device::cuda) {
+            buffer.device = reinterpret_cast<uintptr_t>(data);
+            buffer.device_interface = internal::cuda_device_interface();
+        } else {
+            buffer.host = static_cast<uint8_t *>(data);
+        }
         buffer.type = type;
         buffer.dimensions = 2;
         buffer.dim = dims;
@@ -385,10 +376,10 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
     const halide_type_t type = s.types.output;
     const int x0 = output->dim[0].min, y0 = output->dim[1].min;
     if (s.dispatch.device == Device::cpu) {
-        HostView scratch(type, static_cast<char *>(workspace) + s.scratch_offset, x0, y0, s.scratch);
+        DenseView scratch(type, static_cast<char *>(workspace) + s.scratch_offset, Device::cpu, x0, y0, s.scratch);
         internal::run_pipeline(Device::cpu, {image, kernel}, &scratch.buffer, stream, "conv2d pipeline",
                                [&] { return call(&scratch.buffer); });
-        HostView corner(type, scratch.buffer.host, x0, y0, s.output);
+        DenseView corner(type, scratch.buffer.host, Device::cpu, x0, y0, s.output);
         corner.dims[1].stride = s.scratch.width;
         internal::prepare_cpu({}, output);
         internal::check_call(halide_buffer_copy(nullptr, &corner.buffer, nullptr, output),
@@ -397,7 +388,7 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
         return;
     }
     char *base = static_cast<char *>(workspace) + s.scratch_offset;
-    DeviceView scratch(type, base, x0, y0, s.scratch);
+    DenseView scratch(type, base, Device::cuda, x0, y0, s.scratch);
     internal::run_pipeline(Device::cuda, {image, kernel}, &scratch.buffer, stream, "conv2d pipeline",
                            [&] { return call(&scratch.buffer); });
     internal::StreamScope scope(stream);
@@ -417,7 +408,7 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
         }
     } else {
         // Halide's copy runs on the legacy default stream: wait for the pipeline first.
-        DeviceView corner(type, base, x0, y0, s.output);
+        DenseView corner(type, base, Device::cuda, x0, y0, s.output);
         corner.dims[1].stride = s.scratch.width;
         internal::synchronize_stream(stream);
         internal::check_call(halide_buffer_copy(nullptr, &corner.buffer, internal::cuda_device_interface(), output),
@@ -470,9 +461,9 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
                         return fn.valid(image, &kernel2d, flip, placed);
                     });
                 }
-                DeviceView extended(halide_type_t(halide_type_float, 16),
-                                    static_cast<char *>(lease.data()) + s.extended_offset, output->dim[0].min,
-                                    output->dim[1].min, s.extended);
+                DenseView extended(halide_type_t(halide_type_float, 16),
+                                   static_cast<char *>(lease.data()) + s.extended_offset, Device::cuda,
+                                   output->dim[0].min, output->dim[1].min, s.extended);
                 return fn.kernel2d_extended(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, output,
                                             &extended.buffer);
             });

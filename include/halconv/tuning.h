@@ -78,7 +78,8 @@ void use_wisdom(const Wisdom &wisdom);
 void reload_wisdom();
 
 // Receives each warning halconv gives (a wisdom file ignored, and why); the default
-// prints "halconv: warning: MESSAGE" to stderr. Returns the previous handler.
+// prints "halconv: warning: MESSAGE" to stderr. Returns the previous handler. It runs
+// while a plan is being made and must not make plans itself.
 using WarningHandler = std::function<void(const std::string &message)>;
 WarningHandler set_warning_handler(WarningHandler handler);
 
