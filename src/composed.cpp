@@ -19,9 +19,6 @@ void check_pipeline_options(const PipelineOptions &o) {
         throw Error(ErrorCode::invalid_argument, "unknown staging " + std::to_string(int(o.staging)) +
                                                      "; allowed: " + internal::algorithm_list(internal::Api::edges));
     }
-    if (!std::isfinite(o.fill_value)) {
-        throw Error(ErrorCode::invalid_argument, "fill value must be finite");
-    }
 }
 
 // Throws unless buf is a non-empty 2D buffer of `type`.

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -25,6 +26,7 @@
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -68,6 +70,11 @@ protected:
     std::string path(const std::string &name) const { return (dir_ / name).string(); }
     fs::path dir_;
 };
+
+std::string read_text(const std::string &p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 halconv::io::FitsImage random_fits(int width, int height) {
     halconv::io::FitsImage f;
@@ -206,6 +213,120 @@ TEST_F(Cli, BatchModeWritesEachInputAndReportsFailures) {
     EXPECT_FALSE(fs::exists(path("out2/c.png")));
 }
 
+// Batch runs that would lose data are refused before anything is written: two inputs
+// of one file name, an output directory that is the input directory, an output that is
+// the input; a stray option is not taken as a path; errors carry one prefix.
+TEST_F(Cli, BatchModeNeverOverwritesInputsOrItsOwnOutputs) {
+    const std::string a = path("a"), b = path("b"), out = path("out");
+    fs::create_directories(a);
+    fs::create_directories(b);
+    halconv::io::write_fits(a + "/same.fits", random_fits(9, 8));
+    halconv::io::write_fits(b + "/same.fits", random_fits(7, 6));
+    const std::string a_bytes = read_text(a + "/same.fits");
+
+    CliRun r = run_cli("filter '" + a + "/same.fits' '" + b + "/same.fits' '" + out + "' --kernel box:3 --device cpu");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("would both write " + out + "/same.fits"));
+    EXPECT_FALSE(fs::exists(out)) << "nothing is written, not even the directory";
+
+    r = run_cli("filter '" + a + "' '" + b + "' '" + out + "' --kernel box:3 --device cpu");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("would both write"));
+    EXPECT_FALSE(fs::exists(out));
+
+    for (const std::string &target : {a, a + "/.", a + "/../a"}) {
+        r = run_cli("filter '" + a + "' '" + target + "' --kernel box:3 --device cpu");
+        EXPECT_EQ(r.status, 1) << target << "\n" << r.output;
+        EXPECT_THAT(r.output, HasSubstr("would replace the original")) << target;
+    }
+    r = run_cli("filter '" + a + "/same.fits' '" + a + "/same.fits' --kernel box:3 --device cpu");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("would replace the original"));
+    fs::create_symlink(a + "/same.fits", path("alias.fits"));
+    r = run_cli("filter '" + a + "/same.fits' '" + path("alias.fits") + "' --kernel box:3 --device cpu");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("would replace the original"));
+    EXPECT_EQ(read_text(a + "/same.fits"), a_bytes);
+
+    // A stray short option is an error, not a path (nor a switch into batch mode).
+    const std::string cwd = fs::current_path().string();
+    fs::current_path(dir_);
+    r = run_cli("filter '" + a + "/same.fits' -x '" + out + ".fits' --kernel box:3 --device cpu");
+    fs::current_path(cwd);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("unknown option -x (a file whose name starts with '-': write ./-x)"));
+    EXPECT_FALSE(fs::exists(path("-x")));
+    EXPECT_FALSE(fs::exists(out + ".fits"));
+    // After "--" every word is a path.
+    halconv::io::write_fits(path("-dash.fits"), random_fits(5, 5));
+    fs::current_path(dir_);
+    r = run_cli("filter --kernel box:3 --device cpu -- -dash.fits dashed.fits");
+    fs::current_path(cwd);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(fs::exists(path("dashed.fits")));
+
+    // One prefix per error line, in batch mode too.
+    std::ofstream(b + "/broken.png") << "broken";
+    r = run_cli("filter '" + b + "/broken.png' '" + a + "/same.fits' '" + path("out2") + "' --kernel box:3");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("halconv: error: cannot read"));
+    EXPECT_THAT(r.output, Not(HasSubstr("halconv: error: halconv:")));
+    r = run_cli("filter '" + path("missing.fits") + "' '" + path("x.fits") + "' --kernel box:3");
+    EXPECT_THAT(r.output, Not(HasSubstr("halconv: error: halconv:")));
+}
+
+// The tool's working-memory budget: an image beyond it is refused from its header, with
+// the budget named; a malformed budget is an error, not ignored.
+TEST_F(Cli, ImagesBeyondTheMemoryBudgetAreRefused) {
+    const std::string input = path("in.fits");
+    halconv::io::write_fits(input, random_fits(100, 100));  // 10^4 samples, ~400 KB of working memory
+    CliRun r = run_cli("filter '" + input + "' '" + path("out.fits") + "' --kernel box:3 --device cpu",
+                       "HALCONV_MEMORY_LIMIT=200K ");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("in.fits: an image of 100 x 100 (1 channel) needs about 391 KiB of working memory; "
+                                    "the budget is 200 KiB (HALCONV_MEMORY_LIMIT"));
+    EXPECT_FALSE(fs::exists(path("out.fits")));
+    r = run_cli("filter '" + input + "' '" + path("out.fits") + "' --kernel box:3 --device cpu",
+                "HALCONV_MEMORY_LIMIT=1M ");
+    EXPECT_EQ(r.status, 0) << r.output;
+    for (const std::string bad : {"lots", "-5", "0", "12Q", "99999999999999999999"}) {
+        r = run_cli("filter '" + input + "' '" + path("bad.fits") + "' --kernel box:3 --device cpu",
+                    "HALCONV_MEMORY_LIMIT=" + bad + " ");
+        EXPECT_EQ(r.status, 1) << bad << "\n" << r.output;
+        EXPECT_THAT(r.output, HasSubstr("allowed a positive number of bytes")) << bad;
+    }
+}
+
+// A fill value is what an image sample may be (NaN and infinities included, the same in
+// every command); a number beyond a double's range is refused, not made infinite.
+TEST_F(Cli, FillValuesAreTheSameInEveryCommand) {
+    const std::string input = path("in.fits");
+    halconv::io::write_fits(input, random_fits(6, 5));
+    for (const std::string command : {"filter", "edges", "unsharp"}) {
+        const std::string kernel = command == "edges" ? "" : command == "filter" ? " --kernel box:3" : " --sigma 1";
+        for (const std::string fill : {"nan", "inf", "-inf", "2.5"}) {
+            const std::string output = path(command + fill + ".fits");
+            const CliRun r = run_cli(command + " '" + input + "' '" + output + "'" + kernel +
+                                     " --boundary constant --fill " + fill + " --device cpu");
+            EXPECT_EQ(r.status, 0) << command << " --fill " << fill << "\n" << r.output;
+            EXPECT_TRUE(fs::exists(output)) << command << " --fill " << fill;
+        }
+        const CliRun r = run_cli(command + " '" + input + "' '" + path("big.fits") + "'" + kernel + " --fill 1e400");
+        EXPECT_EQ(r.status, 2) << command << "\n" << r.output;
+        EXPECT_THAT(r.output, HasSubstr("--fill 1e400: allowed a number within a double's range")) << command;
+        EXPECT_FALSE(fs::exists(path("big.fits")));
+    }
+    // filter's NaN fill: every output pixel whose window leaves the image is NaN, the rest
+    // are finite (the input is).
+    const halconv::io::FitsImage out = halconv::io::read_fits(path("filternan.fits"));
+    for (int y = 0; y < out.height; y++) {
+        for (int x = 0; x < out.width; x++) {
+            const bool border = x == 0 || y == 0 || x == out.width - 1 || y == out.height - 1;
+            EXPECT_EQ(std::isnan(out.data[size_t(y) * out.width + x]), border) << x << ", " << y;
+        }
+    }
+}
+
 TEST_F(Cli, ErrorsExitNonZeroWithOneLineAndNoOutput) {
     const std::string input = path("in.fits"), output = path("out.fits");
     halconv::io::write_fits(input, random_fits(8, 8));
@@ -229,7 +350,7 @@ TEST_F(Cli, ErrorsExitNonZeroWithOneLineAndNoOutput) {
         {"filter " + io + "--kernel box:3 --mode diagonal", 2, "--mode diagonal: allowed valid, same, full"},
         {"filter " + io + "--kernel box:3 --boundary zero", 2, "allowed constant, nearest, reflect, mirror, wrap"},
         {"filter " + io + "--kernel box:3 --precision f8", 2, "--precision f8: allowed f64, f32, f16, f16f32"},
-        {"filter " + io + "--kernel box:3 --fill x", 2, "--fill x: allowed a number"},
+        {"filter " + io + "--kernel box:3 --fill x", 2, "--fill x: allowed a number within a double's range"},
         {"filter " + io + "--kernel box:3 --frobnicate 1", 2, "unknown option --frobnicate"},
         {"filter " + io + "--kernel box:3 --mode", 2, "--mode needs a value"},
         {"filter '" + input + "' --kernel box:3", 2, "give the input(s) and then the output"},
@@ -463,7 +584,7 @@ TEST_F(Cli, PipelineCommandErrors) {
         {"edges '" + input + "' '" + path("out.png") + "'", 1, "keeps the input's format (.fits)"},
         {"unsharp " + io, 2, "give the blur as --sigma S or as --kernel SPEC"},
         {"unsharp " + io + "--sigma 2 --kernel box:3", 2, "give the blur as --sigma S or as --kernel SPEC"},
-        {"unsharp " + io + "--sigma 2 --amount x", 2, "--amount x: allowed a number"},
+        {"unsharp " + io + "--sigma 2 --amount x", 2, "--amount x: allowed a finite number"},
         {"unsharp " + io + "--sigma -2", 1, "sigma '-2'"},
         {"info extra", 2, "halconv info takes no arguments"},
         {"bench-quick --sizes 0", 2, "allowed whole numbers from 1 to 16384"},

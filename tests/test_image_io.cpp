@@ -5,10 +5,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <png.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -243,6 +250,132 @@ TEST_F(ImageIo, FailedWritesLeaveNoFile) {
     EXPECT_EQ(entries().size(), 2u);  // target/ and existing.png
 }
 
+// The bytes of a PNG whose IHDR announces width x height (8-bit gray), then an empty
+// IDAT, CRCs valid: a reader must refuse it from the header alone.
+std::string png_header_only(uint32_t width, uint32_t height) {
+    const auto be32 = [](uint32_t v) {
+        return std::string{char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)};
+    };
+    const auto chunk = [&](const std::string &type_and_data) {
+        const uint32_t crc =
+            uint32_t(crc32(0, reinterpret_cast<const Bytef *>(type_and_data.data()), uInt(type_and_data.size())));
+        return be32(uint32_t(type_and_data.size() - 4)) + type_and_data + be32(crc);
+    };
+    return std::string("\x89PNG\r\n\x1a\n", 8) +
+           chunk("IHDR" + be32(width) + be32(height) + std::string{8, 0, 0, 0, 0}) + chunk("IDAT");
+}
+
+// Readers check an image's size against the working-memory budget from the header,
+// before they allocate: a 30000 x 30000 header is refused at once (it would need about 34 GiB).
+TEST_F(ImageIo, ImagesBeyondTheMemoryBudgetAreRefusedFromTheHeader) {
+    halconv::io::ReadLimits eight_gib;
+    eight_gib.max_bytes = uint64_t(8) << 30;
+    const std::string huge = png_header_only(30000, 30000);
+    EXPECT_THAT(error_of([&] {
+                    halconv::io::read_png_bytes("huge.png", std::vector<char>(huge.begin(), huge.end()), eight_gib);
+                }),
+                HasSubstr("huge.png: an image of 30000 x 30000 (1 channel) needs about 34 GiB of working memory; "
+                          "the budget is 8192 MiB"));
+    const std::string small = path("small.png");
+    halconv::io::write_png(small, random_image(100, 80, 3, false, 8));
+    halconv::io::ReadLimits tight;
+    tight.max_bytes = 100 * 80 * 3 * halconv::io::bytes_per_sample_held - 1;
+    EXPECT_THAT(error_of([&] { halconv::io::read_png(small, tight); }), HasSubstr("needs about"));
+    tight.max_bytes++;
+    EXPECT_EQ(halconv::io::read_png(small, tight).width, 100);
+    tight.max_edge = 99;
+    EXPECT_THAT(error_of([&] { halconv::io::read_png(small, tight); }), HasSubstr("(99 per axis)"));
+
+    halconv::io::FitsImage f;  // an 11520-byte file
+    f.width = 50;
+    f.height = 40;
+    f.data.assign(2000, 1.0);
+    halconv::io::write_fits(path("f.fits"), f);
+    halconv::io::ReadLimits fits_tight;
+    fits_tight.max_bytes = 2000 * halconv::io::bytes_per_sample_held - 1;
+    EXPECT_THAT(error_of([&] { halconv::io::read_fits(path("f.fits"), fits_tight); }), HasSubstr("needs about"));
+}
+
+// libpng's default limit of 10^6 pixels per row does not apply: halconv's budget does
+// (full mode on a 1 x 10^6 image writes rows longer than that).
+TEST_F(ImageIo, RowsLongerThanAMillionPixels) {
+    const Image in = random_image(1000005, 1, 1, false, 8);
+    halconv::io::write_png(path("long.png"), in);
+    const Image out = halconv::io::read_png(path("long.png"));
+    EXPECT_EQ(out.width, 1000005);
+    EXPECT_EQ(out.channels, in.channels);
+}
+
+// Replacing a file keeps its permission bits; a symbolic link is written through (the
+// link stays, its target changes); a link to nothing is refused before anything is
+// written; a new file gets 0666 less the umask.
+TEST_F(ImageIo, ReplacedFilesKeepTheirModeAndLinks) {
+    const auto mode_of = [](const std::string &p) { return fs::status(p).permissions() & fs::perms::all; };
+    const std::string secret = path("secret.png");
+    write_bytes(secret, "old");
+    fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+    halconv::io::write_png(secret, random_image(4, 3, 1, false, 8));
+    EXPECT_EQ(mode_of(secret), fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(halconv::io::read_png(secret).width, 4);
+
+    const std::string shared = path("shared.png");
+    write_bytes(shared, "old");
+    fs::permissions(shared, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+    halconv::io::write_png(shared, random_image(4, 3, 1, false, 8));
+    EXPECT_EQ(mode_of(shared), fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+
+    fs::create_directory(path("real"));
+    const std::string real = path("real/target.png"), link = path("link.png");
+    write_bytes(real, "old");
+    fs::create_symlink("real/target.png", link);  // relative to the link's directory
+    halconv::io::write_png(link, random_image(5, 2, 1, false, 8));
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_EQ(halconv::io::read_png(real).width, 5);
+
+    const std::string dangling = path("dangling.png");
+    fs::create_symlink("nowhere/none.png", dangling);
+    EXPECT_THAT(error_of([&] { halconv::io::write_png(dangling, random_image(4, 3, 1, false, 8)); }),
+                HasSubstr("does not exist"));
+    EXPECT_TRUE(fs::is_symlink(dangling));
+    EXPECT_FALSE(fs::exists(path("nowhere")));
+
+    const mode_t mask = umask(022);
+    halconv::io::write_png(path("new.png"), random_image(4, 3, 1, false, 8));
+    umask(mask);
+    EXPECT_EQ(mode_of(path("new.png")),
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+    for (const std::string &name : entries()) {
+        EXPECT_EQ(name.find(".halconv-"), std::string::npos) << name;
+    }
+}
+
+// A process stopped by SIGTERM or SIGINT while a file is being written leaves neither
+// the temporary file nor a changed target: a child writes half a file, signals itself.
+TEST_F(ImageIo, SignalsDuringAWriteRemoveTheTemporary) {
+    for (int signal_number : {SIGTERM, SIGINT}) {
+        const std::string target = path("out.png");
+        write_bytes(target, "old contents");
+        std::fflush(nullptr);
+        const pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            halconv::io::remove_temporaries_on_signals();
+            halconv::io::write_atomically(target, [&](std::FILE *f) {
+                std::fputs("partial", f);
+                std::fflush(f);
+                raise(signal_number);
+            });
+            _exit(0);  // not reached: the signal ends the process
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFSIGNALED(status)) << "the child was not ended by its signal";
+        EXPECT_EQ(WTERMSIG(status), signal_number);
+        EXPECT_EQ(read_bytes(target), "old contents");
+        EXPECT_EQ(entries(), std::vector<std::string>{"out.png"});
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -283,7 +416,15 @@ TEST_F(ImageIo, FitsFloatRoundTrip) {
             for (double &v : in.data) {
                 v = u(halconv::test::rng());
             }
+            // NaN, +-Inf and subnormals come back as written (cfitsio's null check would
+            // make the infinities NaN and the subnormals 0).
             in.data[0] = std::nan("");
+            if (in.data.size() > 3) {
+                in.data[1] = std::numeric_limits<double>::infinity();
+                in.data[2] = -std::numeric_limits<double>::infinity();
+                in.data[3] = bitpix == -32 ? double(std::numeric_limits<float>::denorm_min()) * 3
+                                           : std::numeric_limits<double>::denorm_min() * 3;
+            }
             const std::string p = path("round.fits");
             halconv::io::write_fits(p, in);
             const halconv::io::FitsImage out = halconv::io::read_fits(p);

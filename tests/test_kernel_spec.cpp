@@ -51,6 +51,26 @@ TEST(KernelSpec, Gaussian) {
     EXPECT_DOUBLE_EQ(at(even, 1, 1), at(even, 2, 2));  // centred between the middle taps
 }
 
+// A sigma far below a tap's spacing is the limit of the Gaussian, a unit impulse (the
+// squares of the offsets and of sigma underflow; the taps must not become 0 / 0).
+TEST(KernelSpec, TinySigmaIsTheUnitImpulse) {
+    for (const char *spec : {"gaussian:sigma=1e-300", "gaussian:sigma=4.9e-324", "gaussian:sigma=1e-300,size=5"}) {
+        const KernelTaps g = parse_kernel_spec(spec);
+        const int c = g.width / 2;
+        for (int y = 0; y < g.height; y++) {
+            for (int x = 0; x < g.width; x++) {
+                EXPECT_EQ(at(g, x, y), x == c && y == c ? 1.0 : 0.0) << spec << " at " << x << ", " << y;
+            }
+        }
+    }
+    const KernelTaps l = parse_kernel_spec("log:sigma=1e-75");
+    for (double v : l.taps) {
+        EXPECT_TRUE(std::isfinite(v));
+    }
+    EXPECT_NEAR(sum(l) / std::abs(at(l, 1, 1)), 0.0, 1e-15);
+    EXPECT_THAT(error_of("log:sigma=1e-76"), HasSubstr("allowed a number in [1e-75, 100]"));
+}
+
 TEST(KernelSpec, LaplacianOfGaussianIsZeroSum) {
     const KernelTaps l = parse_kernel_spec("log:sigma=2");
     EXPECT_EQ(l.width, 17);
@@ -129,6 +149,26 @@ TEST(KernelSpec, KernelFilesByPath) {
     halconv::io::write_fits(fits, f);
     EXPECT_THAT(error_of(fits), HasSubstr("NaN or infinite tap"));
     EXPECT_THAT(error_of((dir / "missing.txt").string()), HasSubstr("missing.txt: no such file"));
+    fs::remove_all(dir);
+}
+
+// Kernel files are held to the kernel caps before they are read: a text file longer
+// than the largest kernel needs, a FITS kernel wider than 1024.
+TEST(KernelSpec, KernelFilesBeyondTheCapsAreRefusedBeforeReading) {
+    const fs::path dir = fs::temp_directory_path() / ("halconv-kcap-" + std::to_string(halconv::test::rng()()));
+    fs::create_directories(dir);
+    const std::string text = (dir / "huge.txt").string();
+    std::ofstream(text) << "1 2 3\n";
+    fs::resize_file(text, halconv::io::max_kernel_text_bytes + 1);  // sparse: nothing to read
+    EXPECT_THAT(error_of(text), HasSubstr("more than the 33554432 allowed here"));
+
+    halconv::io::FitsImage wide;
+    wide.width = halconv::io::max_spec_kernel_edge + 1;
+    wide.height = 1;
+    wide.data.assign(size_t(wide.width), 0.5);
+    const std::string fits = (dir / "wide.fits").string();
+    halconv::io::write_fits(fits, wide);
+    EXPECT_THAT(error_of(fits), HasSubstr("1025 x 1 is larger than allowed here (1024 per axis)"));
     fs::remove_all(dir);
 }
 

@@ -1,8 +1,12 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <new>
 
 namespace halconv::cli {
 
@@ -35,29 +39,68 @@ Format same_format(const std::string &in, const std::string &out) {
     return format;
 }
 
-double parse_number(const std::string &flag, const std::string &value) {
+namespace {
+
+// The whole word as a double, or nothing; `range` set when it is a number beyond a
+// double's range (strtod would make it +-inf or 0).
+std::optional<double> whole_double(const std::string &value, bool &range) {
     char *end = nullptr;
+    errno = 0;
     const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size()) {
-        throw UsageError(flag + " " + value + ": allowed a number");
+    range = errno == ERANGE && std::abs(v) > 1.0;
+    if (value.empty() || std::isspace(static_cast<unsigned char>(value[0])) || end != value.c_str() + value.size()) {
+        return std::nullopt;
     }
     return v;
+}
+
+}  // namespace
+
+double parse_number(const std::string &flag, const std::string &value) {
+    bool range = false;
+    const std::optional<double> v = whole_double(value, range);
+    if (!v || range || !std::isfinite(*v)) {
+        throw UsageError(flag + " " + value + ": allowed a finite number" +
+                         (range ? " (this one is beyond a double's range)" : ""));
+    }
+    return *v;
+}
+
+double parse_fill(const std::string &flag, const std::string &value) {
+    bool range = false;
+    const std::optional<double> v = whole_double(value, range);
+    if (!v || range) {
+        throw UsageError(flag + " " + value + ": allowed a number within a double's range, or nan, inf, -inf");
+    }
+    return *v;
+}
+
+std::string error_text(const std::exception &e) {
+    if (dynamic_cast<const std::bad_alloc *>(&e) != nullptr) {
+        return "out of memory";
+    }
+    const std::string what = e.what();
+    return what.rfind("halconv: ", 0) == 0 ? what.substr(9) : what;
 }
 
 bool walk_arguments(const std::vector<std::string> &args, const char *usage,
                     std::initializer_list<std::string> switches, std::vector<std::string> &paths,
                     const std::function<void(const std::string &)> &on_switch,
                     const std::function<void(const std::string &, const std::string &)> &on_option) {
+    bool only_paths = false;
     for (size_t i = 0; i < args.size(); i++) {
         const std::string &a = args[i];
-        if (a == "--help" || a == "-h") {
+        if (only_paths || a == "-" || a.empty() || a[0] != '-') {
+            paths.push_back(a);
+        } else if (a == "--") {
+            only_paths = true;
+        } else if (a == "--help" || a == "-h") {
             std::puts(usage);
             return false;
-        }
-        if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
+        } else if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
             on_switch(a);
         } else if (a.rfind("--", 0) != 0) {
-            paths.push_back(a);
+            throw UsageError("unknown option " + a + " (a file whose name starts with '-': write ./" + a + ")");
         } else if (i + 1 >= args.size()) {
             throw UsageError(a + " needs a value");
         } else {
@@ -97,12 +140,27 @@ Device parse_device(const std::string &flag, const std::string &value) {
     return parse_choice(flag, value, {Device::automatic, Device::cpu, Device::cuda});
 }
 
+namespace {
+
+// Throws when writing `target` would replace `input` (the same file, through any path
+// or link).
+void refuse_replacing(const std::string &input, const std::string &target) {
+    std::error_code ec;
+    if (fs::exists(target, ec) && fs::equivalent(input, target, ec)) {
+        throw Error(ErrorCode::invalid_argument, target + " is the input " + input +
+                                                     ": writing it would replace the original; choose another output");
+    }
+}
+
+}  // namespace
+
 int run_files(std::vector<std::string> paths,
               const std::function<void(const std::string &, const std::string &)> &one) {
     const std::string out = paths.back();
     paths.pop_back();
     const bool batch = paths.size() > 1 || fs::is_directory(paths[0]);
     if (!batch) {
+        refuse_replacing(paths[0], out);
         if (const fs::path parent = fs::path(out).parent_path(); !parent.empty()) {
             fs::create_directories(parent);
         }
@@ -128,15 +186,31 @@ int run_files(std::vector<std::string> paths,
     if (fs::exists(out) && !fs::is_directory(out)) {
         throw Error(ErrorCode::invalid_argument, out + ": several inputs need an output directory");
     }
+    // Every output is named by its input's file name: check them all before writing one.
+    std::vector<std::string> targets;
+    std::map<std::string, std::string> writer_of;
+    for (const std::string &in : inputs) {
+        const std::string name = fs::path(in).filename().string();
+        const auto [at, fresh] = writer_of.emplace(name, in);
+        if (!fresh) {
+            throw Error(ErrorCode::invalid_argument, at->second + " and " + in + " would both write " +
+                                                         (fs::path(out) / name).string() +
+                                                         "; filter inputs of the same name into different directories");
+        }
+        targets.push_back((fs::path(out) / name).string());
+        refuse_replacing(in, targets.back());
+    }
     fs::create_directories(out);
     int failed = 0;
     for (size_t i = 0; i < inputs.size(); i++) {
-        const std::string target = (fs::path(out) / fs::path(inputs[i]).filename()).string();
         std::fprintf(stderr, "\r[%zu/%zu] %s", i + 1, inputs.size(), inputs[i].c_str());
         try {
-            one(inputs[i], target);
+            one(inputs[i], targets[i]);
         } catch (const Error &e) {
-            std::fprintf(stderr, "\nhalconv: error: %s\n", e.what());
+            std::fprintf(stderr, "\nhalconv: error: %s\n", error_text(e).c_str());
+            failed++;
+        } catch (const std::bad_alloc &e) {
+            std::fprintf(stderr, "\nhalconv: error: %s: %s\n", inputs[i].c_str(), error_text(e).c_str());
             failed++;
         }
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <optional>
@@ -29,7 +30,15 @@ Format format_of_name(const std::string &path);
 // Throws unless `out` names the same format as `in`.
 Format same_format(const std::string &in, const std::string &out);
 
+// A finite number; "1e400" (out of a double's range), "nan" and "inf" are refused.
 double parse_number(const std::string &flag, const std::string &value);
+// A fill value: a number as above, or nan, inf, -inf (an out-of-image sample may be
+// anything an image sample may be; they propagate as in SciPy).
+double parse_fill(const std::string &flag, const std::string &value);
+
+// An exception's message without halconv::Error's "halconv: " prefix (the tool adds
+// "halconv: error: "); "out of memory" for std::bad_alloc.
+std::string error_text(const std::exception &e);
 
 // The value of an enum option among `choices`, by halconv::to_string name ("auto" for automatic).
 template <typename Enum>
@@ -47,7 +56,9 @@ Enum parse_choice(const std::string &flag, const std::string &value, std::initia
 // Walks a command's arguments in order: --help / -h prints `usage` and returns false;
 // a flag among `switches` goes to on_switch; any other --flag takes the next argument
 // as its value (on_option, which throws UsageError for flags it does not know);
-// everything else is appended to `paths`. Throws UsageError for a flag without value.
+// everything else is appended to `paths`, and so is everything after "--". Throws
+// UsageError for a flag without value and for any other word that starts with '-'
+// (a stray option must not become a file name: write ./-x for a path that does).
 bool walk_arguments(const std::vector<std::string> &args, const char *usage,
                     std::initializer_list<std::string> switches, std::vector<std::string> &paths,
                     const std::function<void(const std::string &)> &on_switch,
@@ -65,7 +76,9 @@ Device parse_device(const std::string &flag, const std::string &value);
 
 // Runs `one(in, out)` for IN... OUT: a single input writes OUT (its parent directories
 // created); several inputs or a directory write into the directory OUT, with a progress
-// line and a failure count. Returns the exit status.
+// line and a failure count. Returns the exit status. Before anything is written it
+// refuses (halconv::Error) outputs that would replace an input (OUT the input itself,
+// or the input's own directory) and batches in which two inputs share a file name.
 int run_files(std::vector<std::string> paths, const std::function<void(const std::string &, const std::string &)> &one);
 
 // One float32 plane of an image: gray as it is, colour as Rec. 601 luma (alpha dropped).

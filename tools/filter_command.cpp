@@ -144,7 +144,7 @@ int filter_command(const std::vector<std::string> &args) {
         } else if (a == "--device") {
             f.options.device = parse_device(a, v);
         } else if (a == "--fill") {
-            f.options.fill_value = parse_number(a, v);
+            f.options.fill_value = parse_fill(a, v);
         } else {
             throw UsageError("unknown option " + a + " (see halconv filter --help)");
         }

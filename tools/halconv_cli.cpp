@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -184,6 +183,7 @@ int main(int argc, char **argv) {
         "  tune [--device D] [--sizes ...]              measure every algorithm here for auto (wisdom file)\n"
         "  bench-quick [--device D]                     a small timing table\n"
         "  demo [IMAGE.png] [--out DIR] [--device D]    every filter on a photo, timings, PNGs";
+    halconv::io::remove_temporaries_on_signals();
     try {
         const std::string command = argc > 1 ? argv[1] : "--help";
         const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
@@ -214,10 +214,7 @@ int main(int argc, char **argv) {
         }
         throw halconv::cli::UsageError("unknown command '" + command + "'\n" + usage);
     } catch (const std::exception &e) {
-        // halconv::Error messages carry the "halconv: " prefix already.
-        const char *what = e.what();
-        const size_t prefix = std::strncmp(what, "halconv: ", 9) == 0 ? 9 : 0;
-        std::fprintf(stderr, "halconv: error: %s\n", what + prefix);
+        std::fprintf(stderr, "halconv: error: %s\n", halconv::cli::error_text(e).c_str());
         return dynamic_cast<const halconv::cli::UsageError *>(&e) != nullptr ? 2 : 1;
     }
 }

@@ -32,7 +32,7 @@ bool pipeline_option(const std::string &flag, const std::string &value, Pipeline
     if (flag == "--boundary") {
         o.boundary = parse_boundary(flag, value);
     } else if (flag == "--fill") {
-        o.fill_value = parse_number(flag, value);
+        o.fill_value = parse_fill(flag, value);
     } else if (flag == "--device") {
         o.device = parse_device(flag, value);
     } else {

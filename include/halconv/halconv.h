@@ -13,7 +13,9 @@
 //     the operands when the kernel is larger in every axis, we throw halconv::Error.
 //   - a kernel holding NaN or +-Inf is rejected (it would make every output pixel
 //     non-finite, which is never what a filter means); NaN/Inf in the image propagate
-//     exactly as in SciPy and are not scanned for.
+//     exactly as in SciPy and are not scanned for. So does a NaN or +-Inf fill value
+//     (an out-of-image sample may be anything an image sample may be), in every
+//     function that takes one.
 //   - the default mode is same (image filtering), where SciPy's default is full.
 //
 // Algorithm::automatic (the default) picks, per request, the fastest algorithm that

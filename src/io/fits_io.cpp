@@ -14,8 +14,6 @@
 namespace halconv::io {
 namespace {
 
-constexpr uint64_t max_pixels = uint64_t(1) << 30;
-
 std::string fits_message(int status) {
     char text[FLEN_STATUS] = "";
     fits_get_errstatus(status, text);
@@ -37,11 +35,11 @@ int close_file(fitsfile *file, int status) {
 
 }  // namespace
 
-FitsImage read_fits(const std::string &path) {
-    return read_fits_bytes(path, read_file(path));
+FitsImage read_fits(const std::string &path, const ReadLimits &limits) {
+    return read_fits_bytes(path, read_file(path, limits.max_bytes), limits);
 }
 
-FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &bytes) {
+FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &bytes, const ReadLimits &limits) {
     if (bytes.empty()) {
         throw Error(ErrorCode::io, "cannot read " + name + ": the file is empty");
     }
@@ -75,11 +73,9 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
         throw Error(ErrorCode::io, "cannot read " + name + ": the primary HDU holds no 2D image (NAXIS = " +
                                        std::to_string(naxis) + "); halconv reads 2D images, NAXIS1 as the width");
     }
-    if (uint64_t(naxes[0]) * uint64_t(naxes[1]) > max_pixels || naxes[0] > std::numeric_limits<int>::max() ||
-        naxes[1] > std::numeric_limits<int>::max()) {
+    if (!image_fits(uint64_t(naxes[0]), uint64_t(naxes[1]), 1, limits)) {
         close_file(file, 0);
-        throw Error(ErrorCode::io, "cannot read " + name + ": image of " + std::to_string(naxes[0]) + " x " +
-                                       std::to_string(naxes[1]) + " is larger than allowed");
+        check_image_size(name, uint64_t(naxes[0]), uint64_t(naxes[1]), 1, limits);
     }
     // cfitsio's memory driver reads past the end of a truncated buffer without an error.
     LONGLONG header_start = 0, data_start = 0, data_end = 0;
@@ -95,8 +91,10 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
     image.height = int(naxes[1]);
     image.bitpix = bitpix;
     image.data.resize(size_t(image.width) * size_t(image.height));
-    // BSCALE / BZERO applied by cfitsio; BLANK (integer null) pixels read as NaN.
-    double null_value = std::numeric_limits<double>::quiet_NaN();
+    // BSCALE / BZERO applied by cfitsio; BLANK (integer null) pixels read as NaN. Float
+    // images are read unchecked (a null value of 0): cfitsio's null check would turn
+    // +-Inf into the null value and subnormals into 0, where halconv keeps every sample.
+    double null_value = bitpix < 0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
     int any_null = 0;
     fits_read_img(file, TDOUBLE, 1, long(image.data.size()), &null_value, image.data.data(), &any_null, &status);
     status = close_file(file, status);

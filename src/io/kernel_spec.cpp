@@ -23,15 +23,15 @@ bool ends_with(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The whole string as a finite number (false when anything else is in it).
+// The whole string as a finite number (false when anything else is in it, or when it is
+// beyond a double's range; one below the smallest normal double rounds, as it must).
 bool parse_double(const std::string &text, double &value) {
     if (text.empty()) {
         return false;
     }
-    errno = 0;
     char *end = nullptr;
     value = std::strtod(text.c_str(), &end);
-    return errno == 0 && end == text.c_str() + text.size() && std::isfinite(value);
+    return end == text.c_str() + text.size() && std::isfinite(value);
 }
 
 bool parse_int(const std::string &text, long long &value) {
@@ -114,9 +114,12 @@ double sigma_parameter(const std::string &spec, const Parameters &p) {
         throw Error(ErrorCode::invalid_argument,
                     "kernel '" + spec + "': sigma is required (e.g. " + p.name + ":sigma=2)");
     }
-    if (!parse_double(it->second, sigma) || sigma <= 0 || sigma > 100) {
-        throw Error(ErrorCode::invalid_argument,
-                    "kernel '" + spec + "': sigma '" + it->second + "'; allowed a number in (0, 100]");
+    // The LoG's scale 1 / (pi sigma^4) overflows a double below sigma = 1e-75 or so.
+    const bool log = p.name == "log";
+    const double smallest = log ? 1e-75 : 0.0;
+    if (!parse_double(it->second, sigma) || !(log ? sigma >= smallest : sigma > 0) || sigma > 100) {
+        throw Error(ErrorCode::invalid_argument, "kernel '" + spec + "': sigma '" + it->second +
+                                                     "'; allowed a number in " + (log ? "[1e-75, 100]" : "(0, 100]"));
     }
     return sigma;
 }
@@ -154,7 +157,9 @@ KernelTaps centred(int k, F &&f) {
 
 KernelTaps read_kernel_file(const std::string &path) {
     if (ends_with(path, ".fits") || ends_with(path, ".fit")) {
-        const FitsImage img = read_fits(path);
+        ReadLimits limits;
+        limits.max_edge = max_spec_kernel_edge;
+        const FitsImage img = read_fits(path, limits);
         for (double v : img.data) {
             if (!std::isfinite(v)) {
                 throw Error(ErrorCode::io,
@@ -163,7 +168,7 @@ KernelTaps read_kernel_file(const std::string &path) {
         }
         return {img.width, img.height, img.data};
     }
-    const std::vector<char> bytes = read_file(path);
+    const std::vector<char> bytes = read_file(path, max_kernel_text_bytes);
     return parse_kernel_text(path, std::string(bytes.begin(), bytes.end()));
 }
 
@@ -225,8 +230,11 @@ KernelTaps parse_kernel_spec(const std::string &spec) {
         const double s = sigma_parameter(spec, p);
         const bool log = p.name == "log";
         const int k = size_parameter(spec, p, 2 * int(std::ceil((log ? 4 : 3) * s)) + 1);
+        // In units of sigma first, so that a tiny sigma gives the limit (a unit impulse)
+        // instead of 0 / 0: the squares of dx and s underflow, the ratio does not.
         KernelTaps t = centred(k, [&](double dx, double dy) {
-            const double r2 = (dx * dx + dy * dy) / (2 * s * s);
+            const double u = dx / s, v = dy / s;
+            const double r2 = (u * u + v * v) / 2;
             return log ? -(1 - r2) * std::exp(-r2) / (std::numbers::pi * s * s * s * s) : std::exp(-r2);
         });
         double sum = 0;

@@ -10,6 +10,7 @@
 //   FILE.fits                  a 2D FITS image (NAXIS1 = kernel width)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ struct KernelTaps {
     std::vector<double> taps;  // (x, y) at taps[y * width + x]
 };
 
-// Largest generated kernel edge (size=, box:, random:).
+// Largest kernel edge, generated (size=, box:, random:) or read from a file.
 inline constexpr int max_spec_kernel_edge = 1024;
+// Largest kernel text file read: the largest kernel with 32 characters per number
+// (checked before the file is read).
+inline constexpr uint64_t max_kernel_text_bytes = uint64_t(max_spec_kernel_edge) * max_spec_kernel_edge * 32;
 
 // Throws halconv::Error saying what was wrong and what is allowed.
 KernelTaps parse_kernel_spec(const std::string &spec);

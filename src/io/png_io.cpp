@@ -16,12 +16,9 @@
 namespace halconv::io {
 namespace {
 
-// Largest image accepted (samples of all channels): keeps a corrupt header from asking
-// for an absurd allocation.
-constexpr uint64_t max_samples = uint64_t(1) << 30;
-
 struct Failure {
     char message[256] = "";
+    bool too_large = false;  // beyond the reader's limits: the caller says how
 };
 
 [[noreturn]] void on_error(png_structp png, png_const_charp message) {
@@ -54,7 +51,7 @@ void read_from_source(png_structp png, png_bytep out, size_t length) {
     source->at += length;
 }
 
-bool decode(Source &source, Decoded &out, Failure &failure) {
+bool decode(Source &source, const ReadLimits &limits, Decoded &out, Failure &failure) {
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &failure, on_error, on_warning);
     if (png == nullptr) {
         std::snprintf(failure.message, sizeof failure.message, "out of memory");
@@ -66,6 +63,9 @@ bool decode(Source &source, Decoded &out, Failure &failure) {
         return false;
     }
     png_set_read_fn(png, &source, read_from_source);
+    // halconv's own limits (checked below, before the pixels are allocated) replace
+    // libpng's default of 10^6 per axis.
+    png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
     png_read_info(png, info);
     png_set_expand(png);  // palette -> RGB, gray below 8 bits -> 8, tRNS -> alpha
     png_set_interlace_handling(png);
@@ -75,9 +75,8 @@ bool decode(Source &source, Decoded &out, Failure &failure) {
     out.channels = png_get_channels(png, info);
     out.bit_depth = png_get_bit_depth(png, info);
     const size_t row_bytes = png_get_rowbytes(png, info);
-    if (uint64_t(out.width) * out.height * out.channels > max_samples) {
-        std::snprintf(failure.message, sizeof failure.message, "image of %u x %u is larger than allowed (%llu samples)",
-                      unsigned(out.width), unsigned(out.height), static_cast<unsigned long long>(max_samples));
+    if (!image_fits(out.width, out.height, out.channels, limits)) {
+        failure.too_large = true;
         png_destroy_read_struct(&png, &info, nullptr);
         return false;
     }
@@ -105,6 +104,7 @@ bool encode(std::FILE *file, png_uint_32 width, png_uint_32 height, int color_ty
         return false;
     }
     png_init_io(png, file);
+    png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);  // PNG's own limit, not libpng's 10^6
     png_set_IHDR(png, info, width, height, bit_depth, color_type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                  PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
@@ -116,11 +116,11 @@ bool encode(std::FILE *file, png_uint_32 width, png_uint_32 height, int color_ty
 
 }  // namespace
 
-Image read_png(const std::string &path) {
-    return read_png_bytes(path, read_file(path));
+Image read_png(const std::string &path, const ReadLimits &limits) {
+    return read_png_bytes(path, read_file(path, limits.max_bytes), limits);
 }
 
-Image read_png_bytes(const std::string &name, const std::vector<char> &bytes) {
+Image read_png_bytes(const std::string &name, const std::vector<char> &bytes, const ReadLimits &limits) {
     if (bytes.empty()) {
         throw Error(ErrorCode::io, "cannot read " + name + ": the file is empty");
     }
@@ -131,7 +131,10 @@ Image read_png_bytes(const std::string &name, const std::vector<char> &bytes) {
     Source source{data, bytes.size(), 0};
     Decoded d;
     Failure failure;
-    if (!decode(source, d, failure)) {
+    if (!decode(source, limits, d, failure)) {
+        if (failure.too_large) {
+            check_image_size(name, d.width, d.height, d.channels, limits);
+        }
         throw Error(ErrorCode::io, "cannot read " + name + ": invalid or truncated PNG (" + failure.message + ")");
     }
     Image image;
