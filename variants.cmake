@@ -39,12 +39,12 @@ halconv_variant(separable cpu separable cpu_separable_two_pass REQUIRES rank1)
 halconv_variant(separable cuda separable gpu_separable REQUIRES rank1 gpu_separable_tile)
 halconv_variant(separable cuda separable gpu_separable_two_pass REQUIRES rank1)
 
-halconv_variant(autoscheduled cpu conv2d cpu_auto
+halconv_variant(autoscheduled cpu conv2d cpu_auto REQUIRES autoscheduled_scratch
     AUTOSCHEDULER Mullapudi2016 PARAMS autoscheduler.parallelism=16
     DOC "GPU: Anderson2021 autoscheduler, CPU: Mullapudi2016 autoscheduler")
 # 132 = the H100's SM count; Anderson2021's default (16) starves it. H100, 4096x4096
 # f32 (bench/results/h100/core-f32-4096.csv): K=3 0.775 ms, K=15 2.14 ms, K=31 6.52 ms.
-halconv_variant(autoscheduled cuda conv2d gpu_auto
+halconv_variant(autoscheduled cuda conv2d gpu_auto REQUIRES autoscheduled_scratch
     AUTOSCHEDULER Anderson2021 PARAMS autoscheduler.parallelism=132)
 
 # Tensor cores (seed 000, seed 003): float16 operands, kernels up to tensor_core_max_kernel.

@@ -21,6 +21,9 @@ inline constexpr int cpu_separable_strip_rows = 32;
 // assume outputs at least this large, so smaller outputs are computed into a scratch of
 // this size per axis and cropped.
 inline constexpr int autoscheduled_min_extent = 512;
+// That scratch may take up to this many bytes, or 4 times the output's own: a thin
+// image (1 x 10^6) would otherwise need a scratch 512 times its size.
+inline constexpr long long autoscheduled_scratch_floor_bytes = 64ll << 20;
 
 // Bytes of one staged row of a GPU tile: gpu_tile_width outputs plus the kernel's
 // apron of storage_bytes samples, plus extra_bytes_per_row (the separable row-pass

@@ -234,7 +234,7 @@ Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kern
     check_buffer(input, "image", 2, t.storage, options.precision);
     const Extent2d e =
         output_extent({input->dim[0].extent, input->dim[1].extent}, {kernel_width, kernel_height}, options.mode);
-    return Halide::Runtime::Buffer<>(t.output, e.width, e.height);
+    return internal::with_host_memory(Halide::Runtime::Buffer<>(t.output, nullptr, e.width, e.height));
 }
 
 // The one-shot calls: every check the plan and its apply make, in the order the calls

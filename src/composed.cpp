@@ -33,6 +33,7 @@ void check_image(const halide_buffer_t *buf, const char *role, halide_type_t typ
     if (buf->host == nullptr && buf->device == 0) {
         throw Error(ErrorCode::invalid_argument, std::string(role) + " has neither host nor device memory");
     }
+    internal::check_unit_stride(buf, role);
 }
 
 void check_same_extent(const halide_buffer_t *image, const halide_buffer_t *output, const char *role) {
@@ -52,6 +53,7 @@ Device detect_edges(halide_buffer_t *image, halide_buffer_t *edges, double thres
     check_pipeline_options(o);
     check_image(image, "image", halide_type_of<float>(), "float32");
     check_image(edges, "edges", halide_type_of<uint8_t>(), "uint8");
+    internal::check_no_overlap(image, "image", edges, "edges");
     check_same_extent(image, edges, "edges");
     if (!std::isfinite(threshold) || threshold < 0) {
         throw Error(ErrorCode::invalid_argument,
@@ -75,6 +77,7 @@ Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide
     check_image(image, "image", halide_type_of<float>(), "float32");
     check_image(blur_kernel, "blur kernel", halide_type_of<float>(), "float32");
     check_image(output, "output", halide_type_of<float>(), "float32");
+    internal::check_no_overlap(image, "image", output, "output");
     check_same_extent(image, output, "output");
     if (!std::isfinite(amount)) {
         throw Error(ErrorCode::invalid_argument, "unsharp amount must be finite");
@@ -88,7 +91,8 @@ Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide
     }
     // The blur takes float16 operands: the kernel is rounded once here.
     const Halide::Runtime::Buffer<double> values = internal::finite_host_values(blur_kernel, "blur kernel");
-    Halide::Runtime::Buffer<> kernel16(halide_type_t(halide_type_float, 16), kw, kh);
+    Halide::Runtime::Buffer<> kernel16 =
+        internal::with_host_memory(Halide::Runtime::Buffer<>(halide_type_t(halide_type_float, 16), nullptr, kw, kh));
     uint16_t *bits = static_cast<uint16_t *>(kernel16.data());
     for (int y = 0; y < kh; y++) {
         for (int x = 0; x < kw; x++) {

@@ -1,6 +1,7 @@
 // Internal declarations shared by the files of src/.
 #pragma once
 
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -104,6 +105,13 @@ std::string type_name(halide_type_t type);
 double unit_roundoff(Precision precision);
 // Throws unless buf is a non-empty `dims`-dimensional buffer of `type`.
 void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide_type_t type, Precision precision);
+// Throws unless buf's elements are adjacent along x (dimension 0 stride 1), as every
+// pipeline reads and writes them; rows may be any distance apart.
+void check_unit_stride(const halide_buffer_t *buf, const char *role);
+// Throws when the memory `output` covers overlaps what `input` covers, on the host or
+// on the device: a pipeline would read samples it has already overwritten.
+void check_no_overlap(const halide_buffer_t *input, const char *input_role, const halide_buffer_t *output,
+                      const char *output_role);
 // Host copy of a (host- or device-resident) buffer's values as float64, with NaN/Inf rejected.
 Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role);
 // The same check without keeping the values (no allocation: it runs on every call).
@@ -112,6 +120,15 @@ void check_finite_host_values(halide_buffer_t *buf, const char *role);
 // Frobenius residual; row/col may be null when only the residual is wanted.
 double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,
                        std::vector<double> *col);
+// Host memory for Halide buffers: Halide's own allocation does not check for failure
+// (it would crash), this throws halconv::Error (out_of_memory) naming the size.
+void *checked_host_alloc(size_t bytes);
+// `b` (a shape without data) with its host memory allocated through checked_host_alloc.
+template <typename B>
+B with_host_memory(B b) {
+    b.allocate(checked_host_alloc, std::free);
+    return b;
+}
 // A dense 1D or 2D buffer of the precision's storage type holding `values` (x fastest).
 Halide::Runtime::Buffer<> storage_buffer(const std::vector<double> &values, int width, int height, int dims,
                                          Precision precision);

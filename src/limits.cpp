@@ -1,5 +1,7 @@
 // The limits a registry row REQUIRES (variants.cmake): each says why the row cannot run
 // a request, or nothing. The geometry they test is the schedules' own (schedules/geometry.h).
+#include <algorithm>
+
 #include "geometry.h"
 #include "internal.h"
 #include "registry.h"
@@ -65,6 +67,21 @@ std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row) {
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is too large for algorithm " + row.algorithm +
            "; the tensor-core kernels take up to " + shape_text(tensor_core_max_kernel, tensor_core_max_kernel) +
            " (use naive, or shared_tiled / autoscheduled)";
+}
+
+std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row) {
+    const int64_t w = r.output_width, h = r.output_height, bytes = types_of(r.precision).output.bytes();
+    const int64_t scratch =
+        std::max<int64_t>(w, autoscheduled_min_extent) * std::max<int64_t>(h, autoscheduled_min_extent) * bytes;
+    if (w == 0 || (w >= autoscheduled_min_extent && h >= autoscheduled_min_extent) ||
+        scratch <= std::max(4 * w * h * bytes, int64_t(autoscheduled_scratch_floor_bytes))) {
+        return {};
+    }
+    return std::string("algorithm ") + row.algorithm + " runs on outputs of at least " +
+           std::to_string(autoscheduled_min_extent) + " per axis: this " + shape_text(int(w), int(h)) +
+           " output would need a scratch of " + std::to_string(scratch >> 20) + " MiB, more than " +
+           std::to_string(autoscheduled_scratch_floor_bytes >> 20) +
+           " MiB and 4 times the output (use auto, naive or shared_tiled)";
 }
 
 }  // namespace halconv::internal

@@ -76,8 +76,8 @@ Halide::Runtime::Buffer<> allocate_multichannel_output(const halide_buffer_t *im
                                                        const MultichannelOptions &options) {
     check_options(options);
     const Extent2d e = check_inputs(image, kernels, options);
-    return Halide::Runtime::Buffer<>(internal::types_of(options.precision).output, kernels->dim[3].extent, e.width,
-                                     e.height);
+    return internal::with_host_memory(Halide::Runtime::Buffer<>(internal::types_of(options.precision).output, nullptr,
+                                                                kernels->dim[3].extent, e.width, e.height));
 }
 
 MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffer_t *kernels, halide_buffer_t *output,

@@ -246,7 +246,9 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
               .mode = o.mode,
               .boundary = o.boundary,
               .kernel_width = s->kernel.width,
-              .kernel_height = s->kernel.height};
+              .kernel_height = s->kernel.height,
+              .output_width = s->output.width,
+              .output_height = s->output.height};
     const int value = static_cast<int>(o.algorithm);
     const std::vector<const VariantRow *> considered =
         o.algorithm == Algorithm::automatic ? std::vector<const VariantRow *>{} : rows_anywhere(value);
@@ -285,7 +287,9 @@ Plan Plan::create_separable(Extent2d image, halide_buffer_t *row_kernel, halide_
               .mode = o.mode,
               .boundary = o.boundary,
               .kernel_width = s->kernel.width,
-              .kernel_height = s->kernel.height};
+              .kernel_height = s->kernel.height,
+              .output_width = s->output.width,
+              .output_height = s->output.height};
     std::string why = "no separable variant";
     for (const VariantRow *v : internal::rows_of(Api::correlate2d, static_cast<int>(Algorithm::separable), r.device)) {
         if (const std::string refusal = v->refusal(r); refusal.empty()) {
@@ -335,7 +339,8 @@ size_t Plan::workspace_bytes() const {
 }
 
 Halide::Runtime::Buffer<> Plan::allocate_output() const {
-    return Halide::Runtime::Buffer<>(state_->types.output, state_->output.width, state_->output.height);
+    return internal::with_host_memory(
+        Halide::Runtime::Buffer<>(state_->types.output, nullptr, state_->output.width, state_->output.height));
 }
 
 namespace {
@@ -427,6 +432,9 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     check_extent(image, s.image, "image", "this plan was made for");
     internal::check_buffer(output, "output", 2, s.types.output, o.precision);
     check_extent(output, s.output, "output", "this mode needs");
+    internal::check_unit_stride(image, "image");
+    internal::check_unit_stride(output, "output");
+    internal::check_no_overlap(image, "image", output, "output");
     const bool flip = s.operation == Operation::convolve;
     const int ox = internal::mode_offset(s.kernel.width, o.mode, flip) + output->dim[0].min - image->dim[0].min;
     const int oy = internal::mode_offset(s.kernel.height, o.mode, flip) + output->dim[1].min - image->dim[1].min;

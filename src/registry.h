@@ -59,6 +59,7 @@ struct Request {
     Boundary boundary = Boundary::constant;
     int kernel_width = 0, kernel_height = 0;
     double rank1_residual = 0.0;  // relative residual of the best rank-1 approximation (0: given as factors)
+    int output_width = 0, output_height = 0;  // 0: not known (no limit on them applies)
 };
 
 struct VariantRow;
@@ -120,5 +121,6 @@ std::string limit_cpu_separable_strip(const Request &r, const VariantRow &row);
 std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
 std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row);
 std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row);
+std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row);
 
 }  // namespace halconv::internal

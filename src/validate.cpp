@@ -1,6 +1,8 @@
 // Checks run before any launch, and the rank-1 test.
 #include <cmath>
+#include <cstdint>
 #include <sstream>
+#include <utility>
 
 #include "halconv/float16.h"
 #include "internal.h"
@@ -81,6 +83,51 @@ void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide
     }
 }
 
+void check_unit_stride(const halide_buffer_t *buf, const char *role) {
+    if (buf->dim[0].stride != 1) {
+        throw Error(ErrorCode::invalid_argument,
+                    std::string(role) + " has stride " + std::to_string(buf->dim[0].stride) +
+                        " along x; halconv needs adjacent elements along x (stride 1; rows may have any stride): "
+                        "copy a transposed or subsampled view into a dense buffer first");
+    }
+}
+
+namespace {
+
+// The bytes [first, last) a buffer's elements span from its base address.
+std::pair<int64_t, int64_t> span_of(const halide_buffer_t *b) {
+    int64_t first = 0, last = 0;
+    for (int d = 0; d < b->dimensions; d++) {
+        const int64_t reach = int64_t(b->dim[d].stride) * (b->dim[d].extent - 1);
+        (reach < 0 ? first : last) += reach;
+    }
+    const int64_t bytes = b->type.bytes();
+    return {first * bytes, (last + 1) * bytes};
+}
+
+bool overlap(uintptr_t a, const halide_buffer_t *ab, uintptr_t b, const halide_buffer_t *bb) {
+    const auto [a0, a1] = span_of(ab);
+    const auto [b0, b1] = span_of(bb);
+    return int64_t(a) + a0 < int64_t(b) + b1 && int64_t(b) + b0 < int64_t(a) + a1;
+}
+
+}  // namespace
+
+void check_no_overlap(const halide_buffer_t *input, const char *input_role, const halide_buffer_t *output,
+                      const char *output_role) {
+    const bool host = input->host != nullptr && output->host != nullptr &&
+                      overlap(uintptr_t(input->host), input, uintptr_t(output->host), output);
+    const bool device = input->device != 0 && output->device != 0 &&
+                        input->device_interface == output->device_interface &&
+                        overlap(uintptr_t(input->device), input, uintptr_t(output->device), output);
+    if (host || device) {
+        throw Error(ErrorCode::invalid_argument,
+                    std::string(output_role) + " overlaps the " + input_role + " in " + (host ? "host" : "device") +
+                        " memory; halconv does not filter in place (the pipelines read the " + input_role +
+                        " while writing the " + output_role + "): write into a separate buffer");
+    }
+}
+
 namespace {
 
 // Calls visit(e, value) for every element e (dimension 0 fastest) of a host view of buf
@@ -97,7 +144,7 @@ void scan_finite_host_values(halide_buffer_t *buf, const char *role, Visit &&vis
         for (int d = 0; d < buf->dimensions; d++) {
             extents[d] = buf->dim[d].extent;
         }
-        host_view = Halide::Runtime::Buffer<>(buf->type, extents);
+        host_view = with_host_memory(Halide::Runtime::Buffer<>(buf->type, nullptr, extents));
         halide_buffer_t *dst = host_view.raw_buffer();
         for (int d = 0; d < buf->dimensions; d++) {
             dst->dim[d].min = buf->dim[d].min;
@@ -152,12 +199,21 @@ void scan_finite_host_values(halide_buffer_t *buf, const char *role, Visit &&vis
 
 }  // namespace
 
+void *checked_host_alloc(size_t bytes) {
+    void *p = std::malloc(bytes);
+    if (p == nullptr) {
+        throw Error(ErrorCode::out_of_memory,
+                    "out of host memory: a buffer of " + std::to_string(bytes) + " bytes could not be allocated");
+    }
+    return p;
+}
+
 Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role) {
     std::vector<int> extents(buf->dimensions);
     for (int d = 0; d < buf->dimensions; d++) {
         extents[d] = buf->dim[d].extent;
     }
-    Halide::Runtime::Buffer<double> values(extents);
+    Halide::Runtime::Buffer<double> values = with_host_memory(Halide::Runtime::Buffer<double>(nullptr, extents));
     double *out = values.data();
     scan_finite_host_values(buf, role, [out](int64_t e, double v) { out[e] = v; });
     return values;
@@ -171,7 +227,8 @@ Halide::Runtime::Buffer<> storage_buffer(const std::vector<double> &values, int 
                                          Precision precision) {
     const PrecisionTypes t = types_of(precision);
     Halide::Runtime::Buffer<> b =
-        dims == 1 ? Halide::Runtime::Buffer<>(t.storage, width) : Halide::Runtime::Buffer<>(t.storage, width, height);
+        with_host_memory(dims == 1 ? Halide::Runtime::Buffer<>(t.storage, nullptr, width)
+                                   : Halide::Runtime::Buffer<>(t.storage, nullptr, width, height));
     for (size_t i = 0; i < values.size(); i++) {
         void *p = b.raw_buffer()->host + i * t.storage.bytes();
         if (precision == Precision::f64) {

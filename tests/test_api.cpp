@@ -3,7 +3,16 @@
 // routing, buffers with non-zero mins, and allocating overloads.
 #include <gmock/gmock.h>
 
+#include <algorithm>
+
 #include "test_support.h"
+
+#ifdef __SANITIZE_ADDRESS__
+// The allocation-failure test needs malloc to return null under ASan too.
+extern "C" const char *__asan_default_options() {
+    return "allocator_may_return_null=1";
+}
+#endif
 
 namespace halconv::test {
 namespace {
@@ -146,6 +155,96 @@ TEST(ApiErrors, SeparableNeedsRankOneKernel) {
     Options o = cpu_options();
     o.algorithm = Algorithm::separable;
     expect_error([&] { (void)correlate2d(img, k, o); }, {"needs a rank-1 kernel", "relative residual"});
+}
+
+// An output that shares memory with the image (the same buffer, a crop of it, or a
+// view that overlaps it) is refused before anything is written: the pipelines read the
+// image while they write the output. A separate buffer beside it in one allocation is fine.
+TEST(ApiErrors, OutputOverlappingTheImageIsRefused) {
+    Image ignore;
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<float> storage(12, 20);  // two 12 x 10 halves
+    storage.for_each_value([](float &v) { v = 0.5f; });
+    Halide::Runtime::Buffer<float> top = storage.cropped(1, 0, 10), bottom = storage.cropped(1, 10, 10);
+    Halide::Runtime::Buffer<float> shifted = storage.cropped(1, 5, 10);
+    for (Algorithm a : {Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled}) {
+        Options o = cpu_options();
+        o.algorithm = a;
+        expect_error([&] { correlate2d(top, k, top, o); }, {"output overlaps the image in host memory", "in place"});
+        expect_error([&] { correlate2d(top, k, shifted, o); }, {"output overlaps the image"});
+        expect_error([&] { convolve2d(shifted, k, bottom, o); }, {"output overlaps the image"});
+        const Plan plan({12, 10}, k, o);
+        expect_error([&] { plan.apply(bottom, shifted); }, {"output overlaps the image"});
+    }
+    EXPECT_TRUE(std::all_of(storage.begin(), storage.end(), [](float v) { return v == 0.5f; }));
+    correlate2d(top, k, bottom, cpu_options());  // adjacent, not overlapping
+    EXPECT_NE(bottom(6, 15), 0.5f);
+    Halide::Runtime::Buffer<float> edges_in(8, 8);
+    edges_in.fill(0.25f);
+    Halide::Runtime::Buffer<uint8_t> aliased(reinterpret_cast<uint8_t *>(edges_in.data()), 8, 8);
+    PipelineOptions po;
+    po.device = Device::cpu;
+    expect_error([&] { detect_edges(edges_in, aliased, default_edge_threshold, po); }, {"edges overlaps the image"});
+    expect_error([&] { unsharp_mask(edges_in, k, edges_in, 1.0, po); }, {"output overlaps the image"});
+}
+
+// A view whose elements are not adjacent along x (transposed, subsampled) is refused
+// with a message that says so, not Halide's constraint text.
+TEST(ApiErrors, TransposedViewsAreRefusedSayingWhy) {
+    Image ignore;
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Halide::Runtime::Buffer<float> img(9, 7);
+    img.fill(1.0f);
+    Halide::Runtime::Buffer<float> transposed = img.transposed(0, 1);
+    Halide::Runtime::Buffer<float> out(7, 9);
+    expect_error([&] { correlate2d(transposed, k, out, cpu_options()); },
+                 {"image has stride 9 along x", "copy a transposed or subsampled view"});
+    Halide::Runtime::Buffer<float> out_storage(7, 9);
+    Halide::Runtime::Buffer<float> out_transposed = out_storage.transposed(0, 1);
+    expect_error([&] { correlate2d(img, k, out_transposed, cpu_options()); }, {"output has stride 7 along x"});
+    PipelineOptions po;
+    po.device = Device::cpu;
+    Halide::Runtime::Buffer<uint8_t> edges(7, 9);
+    expect_error([&] { detect_edges(transposed, edges, default_edge_threshold, po); }, {"image has stride 9 along x"});
+}
+
+// autoscheduled runs small outputs in a 512-per-axis scratch: on a thin image that
+// would be hundreds of times the image, so it is refused and Auto passes it over.
+TEST(ApiErrors, AutoscheduledOnThinImagesIsRefusedAndAutoAvoidsIt) {
+    Image ignore;
+    Halide::Runtime::Buffer<> thin = random_buffer(halide_type_of<float>(), 1, 100000, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o = cpu_options();
+    o.algorithm = Algorithm::autoscheduled;
+    try {
+        (void)correlate2d(thin, k, o);
+        ADD_FAILURE() << "expected halconv::Error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::unsupported);
+        EXPECT_THAT(e.what(), HasSubstr("1 x 100000 output would need a scratch of 195 MiB"));
+    }
+    o.algorithm = Algorithm::automatic;
+    const Plan plan({1, 100000}, k, o);
+    EXPECT_NE(plan.dispatch().algorithm, Algorithm::autoscheduled);
+    o.algorithm = Algorithm::autoscheduled;
+    const Plan small({40, 30}, k, o);  // a 1 MiB scratch: fine
+    EXPECT_EQ(small.dispatch().algorithm, Algorithm::autoscheduled);
+}
+
+// Host memory that cannot be had is ErrorCode::out_of_memory, not a crash: Halide's own
+// buffer allocation does not check (a 2^30 x 2^30 output, 4 EiB).
+TEST(ApiErrors, AllocationFailuresAreErrors) {
+    Image ignore;
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    float dummy = 0.0f;
+    Halide::Runtime::Buffer<float> huge(&dummy, 1 << 30, 1 << 30);  // never read: the output comes first
+    try {
+        (void)correlate2d(huge, k, cpu_options());
+        ADD_FAILURE() << "expected halconv::Error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::out_of_memory);
+        EXPECT_THAT(e.what(), HasSubstr("out of host memory"));
+    }
 }
 
 TEST(ApiErrors, NanInImagePropagatesLikeScipy) {

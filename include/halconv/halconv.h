@@ -5,6 +5,9 @@
 //   convolve2d:  the same with the kernel flipped in both axes.
 // Buffers are indexed (x, y) as Halide indexes them: dim 0 is the width (fastest), dim 1
 // the height; the mins of the buffers are ignored (coordinates count from each min).
+// Images and outputs need stride 1 along x (rows may be any distance apart: crops
+// work; transposed or subsampled views are refused), and an output must not overlap its
+// image in memory: there is no in-place filtering (halconv::Error, invalid_argument).
 // Out-of-image samples follow Options::boundary (scipy.ndimage names; constant with
 // Options::fill_value is scipy.signal's 'fill', reflect its 'symm').
 //
@@ -36,7 +39,9 @@
 //
 // Algorithm::autoscheduled runs what Halide's autoschedulers chose for a 4096 x 4096
 // image; their tiles assume outputs at least that large, so smaller outputs are
-// computed into a scratch of 512 per axis and cropped.
+// computed into a scratch of 512 per axis and cropped. Where that scratch would exceed
+// 64 MiB and 4 times the output (thin images: 1 x 10^6), autoscheduled is refused
+// (ErrorCode::unsupported) and Auto does not consider it.
 //
 // Tensor-core algorithms (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll)
 // run on a CUDA device only, with float16 image and kernel (precision f16 or f16f32;
