@@ -106,6 +106,7 @@ MultichannelDispatch correlate_multichannel(halide_buffer_t *image, halide_buffe
                             "; multichannel buffers keep channels innermost (dimension 0 stride 1)");
         }
     }
+    internal::check_no_overlap(image, "image", output, "output");
     // Output channel n is kernel n: the pipelines see the output's channels from the
     // kernels' first one. Offsets place the output as correlate2d does, in absolute coordinates.
     const int off_x = internal::mode_offset(kw, o.mode, flip) + output->dim[1].min - image->dim[1].min;

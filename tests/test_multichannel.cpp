@@ -356,6 +356,11 @@ TEST(MultichannelErrors, RejectedWithAReason) {
     Halide::Runtime::Buffer<float> planar({3, 9, 7}, {1, 0, 2});
     planar.fill(0.5f);
     expect_error([&] { multichannel_correlate2d(planar, ker, out, cpu); }, "dimension 0 stride 1");
+    // An output sharing the image's memory (2 of its 3 channels, read as n x, y): no
+    // in-place filtering.
+    const halide_dimension_t shape[3] = {{0, 2, 1, 0}, {0, 9, 3, 0}, {0, 7, 27, 0}};
+    Halide::Runtime::Buffer<float> aliased(img.data(), 3, shape);
+    expect_error([&] { multichannel_correlate2d(img, ker, aliased, cpu); }, "output overlaps the image in host memory");
 }
 
 // ---- GPU: the direct pipeline, im2col and the implicit GEMM ----
