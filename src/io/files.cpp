@@ -55,13 +55,21 @@ std::string human(uint64_t bytes) {
     return std::to_string(bytes / unit + (bytes % unit != 0)) + (shift == 10 ? " KiB" : shift == 20 ? " MiB" : " GiB");
 }
 
+constexpr uint64_t int_max = uint64_t(std::numeric_limits<int>::max());
+
+// Working bytes of an image of at most int_max per axis (so fewer than 2^62 samples),
+// saturated at 2^64 - 1: 2^62 samples x 4 channels x 40 bytes do not fit 64 bits.
+uint64_t working_bytes(uint64_t width, uint64_t height, int channels) {
+    const uint64_t samples = width * height, per_sample = uint64_t(channels) * bytes_per_sample_held;
+    const uint64_t most = std::numeric_limits<uint64_t>::max();
+    return samples > most / per_sample ? most : samples * per_sample;
+}
+
 }  // namespace
 
 bool image_fits(uint64_t width, uint64_t height, int channels, const ReadLimits &limits) {
-    constexpr uint64_t int_max = uint64_t(std::numeric_limits<int>::max());
-    // Both at most 2^31 - 1 before the product: it cannot overflow 2^64.
     return width <= uint64_t(limits.max_edge) && height <= uint64_t(limits.max_edge) && width <= int_max &&
-           height <= int_max && width * height * uint64_t(channels) * bytes_per_sample_held <= limits.max_bytes;
+           height <= int_max && working_bytes(width, height, channels) <= limits.max_bytes;
 }
 
 void check_image_size(const std::string &name, uint64_t width, uint64_t height, int channels,
@@ -74,11 +82,10 @@ void check_image_size(const std::string &name, uint64_t width, uint64_t height, 
         throw Error(ErrorCode::io, "cannot read " + name + ": " + size + " is larger than allowed here (" +
                                        std::to_string(limits.max_edge) + " per axis)");
     }
-    const uint64_t bytes = width * height * uint64_t(channels) * bytes_per_sample_held;
-    if (width > uint64_t(std::numeric_limits<int>::max()) || height > uint64_t(std::numeric_limits<int>::max()) ||
-        bytes / bytes_per_sample_held / uint64_t(channels) / width != height) {
+    if (width > int_max || height > int_max) {
         throw Error(ErrorCode::io, "cannot read " + name + ": " + size + " is beyond the largest image halconv takes");
     }
+    const uint64_t bytes = working_bytes(width, height, channels);
     throw Error(ErrorCode::io, "cannot read " + name + ": an image of " + size + " (" + std::to_string(channels) +
                                    " channel" + (channels == 1 ? "" : "s") + ") needs about " + human(bytes) +
                                    " of working memory; the budget is " + human(limits.max_bytes) +
