@@ -8,7 +8,14 @@
 
 # Never 'host': shipped code must not depend on the build machine.
 set(HALCONV_CPU_TARGETS x86-64-linux-avx2-fma-f16c-sse41 x86-64-linux)
-set(HALCONV_CUDA_TARGET x86-64-linux-cuda-cuda_capability_86)
+# A CPU-only build (HALCONV_WITH_CUDA=OFF) has no CUDA target: its registry keeps the
+# CUDA rows' algorithms in the enums (the same values in every build) but builds none
+# of their pipelines.
+if (HALCONV_WITH_CUDA)
+    set(HALCONV_CUDA_TARGET x86-64-linux-cuda-cuda_capability_86)
+else ()
+    set(HALCONV_CUDA_TARGET "")
+endif ()
 # In halconv::Precision, Mode and Boundary order (include/halconv/types.h).
 set(HALCONV_PRECISIONS f64 f32 f16 f16f32)
 set(HALCONV_MODES valid same full)
@@ -207,6 +214,9 @@ function(halconv_variant algorithm device generator schedule)
     set(value ${index})
     if (automatic)
         math(EXPR value "${index} + 1")
+    endif ()
+    if (device STREQUAL "cuda" AND NOT HALCONV_WITH_CUDA)
+        return()
     endif ()
 
     # One library per precision (and per form); the row's entry points in Precision order.

@@ -6,20 +6,11 @@ namespace halconv::rk {
 
 namespace {
 
-thread_local Workspace current_workspace;
 std::atomic<uint64_t> allocations{0};
 
 }  // namespace
 
-WorkspaceScope::WorkspaceScope(Workspace workspace) : previous_(current_workspace) {
-    current_workspace = workspace;
-}
-
-WorkspaceScope::~WorkspaceScope() {
-    current_workspace = previous_;
-}
-
-Scratch::Scratch(cudaStream_t stream) : stream_(stream), workspace_(current_workspace) {}
+Scratch::Scratch(cudaStream_t stream) : stream_(stream), workspace_(current_workspace()) {}
 
 Scratch::~Scratch() {
     release();

@@ -1,4 +1,5 @@
 #include "halconv/halconv.h"
+#include "halconv/version.h"
 #include "halconv_build_info.h"
 #include "registry.h"
 

@@ -1,21 +1,20 @@
-// The CUDA side shared by every halconv pipeline: Halide's context and stream hooks
-// (so Halide stages and hand-written CUDA kernels share the primary context and the
-// caller's stream: two contexts do not order work between them), device detection and
-// runtime error capture.
+// The CUDA side of halconv (a build with HALCONV_WITH_CUDA; cuda_absent.cpp stands in
+// without it): Halide's context and stream hooks (so Halide stages and hand-written CUDA
+// kernels share the primary context and the caller's stream: two contexts do not order
+// work between them), device detection, and the few CUDA runtime calls of src/.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 
 #include "HalideRuntimeCuda.h"
+#include "halconv_tc.h"
 #include "internal.h"
 
 namespace halconv::internal {
 namespace {
-
-thread_local Stream current_stream = nullptr;
-thread_local std::string last_runtime_error;
 
 using PrimaryCtxRetainFn = CUresult (*)(CUcontext *, CUdevice);
 using DeviceGetFn = CUresult (*)(CUdevice *, int);
@@ -64,36 +63,28 @@ int release_context(void * /*user_context*/) {
 }
 
 int get_stream(void * /*user_context*/, void * /*ctx*/, void **stream) {
-    *stream = static_cast<void *>(current_stream);
+    *stream = static_cast<void *>(current_stream());
     return halide_error_code_success;
 }
 
-void capture_error(void * /*user_context*/, const char *message) {
-    last_runtime_error = message ? message : "unknown Halide runtime error";
+void check_cuda(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+        cudaGetLastError();  // clear it: the failure is reported, not left for the next call
+        throw Error(e == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::device,
+                    std::string(what) + ": " + cudaGetErrorString(e));
+    }
 }
 
 }  // namespace
 
-void install_runtime_hooks() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        halide_set_cuda_acquire_context(acquire_primary_context);
-        halide_set_cuda_release_context(release_context);
-        halide_set_cuda_get_stream(get_stream);
-        halide_set_error_handler(capture_error);
-    });
+std::string cuda_unavailable_reason() {
+    return cuda_available() ? std::string() : "no CUDA device is usable here (no GPU or no driver)";
 }
 
-StreamScope::StreamScope(Stream stream) : previous_(current_stream) {
-    current_stream = stream;
-}
-
-StreamScope::~StreamScope() {
-    current_stream = previous_;
-}
-
-const halide_device_interface_t *cuda_device_interface() {
-    return halide_cuda_device_interface();
+void install_cuda_hooks() {
+    halide_set_cuda_acquire_context(acquire_primary_context);
+    halide_set_cuda_release_context(release_context);
+    halide_set_cuda_get_stream(get_stream);
 }
 
 void synchronize_stream(Stream stream) {
@@ -108,10 +99,55 @@ int current_cuda_device() {
     return cuda_available() && cudaGetDevice(&device) == cudaSuccess ? device : -1;
 }
 
-std::string take_last_runtime_error() {
-    std::string message;
-    message.swap(last_runtime_error);
-    return message;
+size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
+                                   int kernel_width, int kernel_height) {
+    return halconv_tc_workspace_bytes(variant, f16_output, out_width, out_height, kernel_width, kernel_height);
+}
+
+void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows,
+                      Stream stream) {
+    check_cuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyDeviceToDevice, stream),
+               "device-to-device copy");
+}
+
+CudaTimer::CudaTimer(int reps) {
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
+    for (int r = 0; r < std::max(reps, 1); r++) {
+        for (std::vector<void *> *events : {&starts_, &stops_}) {
+            cudaEvent_t e = nullptr;
+            check_cuda(cudaEventCreate(&e), "creating an event");
+            events->push_back(e);
+        }
+    }
+}
+
+CudaTimer::~CudaTimer() {
+    for (const std::vector<void *> *events : {&starts_, &stops_}) {
+        for (void *e : *events) {
+            cudaEventDestroy(static_cast<cudaEvent_t>(e));
+        }
+    }
+    cudaStreamDestroy(stream_);
+}
+
+void CudaTimer::record(void *event) {
+    check_cuda(cudaEventRecord(static_cast<cudaEvent_t>(event), stream_), "recording a timing event");
+}
+
+void CudaTimer::synchronize(const char *what) {
+    check_cuda(cudaStreamSynchronize(stream_), what);
+}
+
+std::vector<double> CudaTimer::elapsed_ms() {
+    std::vector<double> ms;
+    for (size_t r = 0; r < starts_.size(); r++) {
+        float elapsed = 0;
+        check_cuda(
+            cudaEventElapsedTime(&elapsed, static_cast<cudaEvent_t>(starts_[r]), static_cast<cudaEvent_t>(stops_[r])),
+            "reading a timing event");
+        ms.push_back(elapsed);
+    }
+    return ms;
 }
 
 }  // namespace halconv::internal
@@ -128,6 +164,36 @@ bool cuda_available() {
         return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     }();
     return available;
+}
+
+CudaInfo cuda_info() {
+    CudaInfo info;
+    info.built = true;
+    cudaRuntimeGetVersion(&info.runtime_version);
+    if (cudaDriverGetVersion(&info.driver_version) != cudaSuccess) {
+        info.driver_version = 0;
+    }
+    int count = 0;
+    if (cuda_available() && cudaGetDeviceCount(&count) == cudaSuccess) {
+        for (int d = 0; d < count; d++) {
+            cudaDeviceProp p{};
+            if (cudaGetDeviceProperties(&p, d) == cudaSuccess) {
+                info.devices.push_back({.ordinal = d,
+                                        .name = p.name,
+                                        .compute_capability_major = p.major,
+                                        .compute_capability_minor = p.minor,
+                                        .multiprocessors = p.multiProcessorCount,
+                                        .memory_bytes = p.totalGlobalMem});
+            }
+        }
+    }
+    cudaGetLastError();
+    info.unavailable_reason = internal::cuda_unavailable_reason();
+    return info;
+}
+
+const halide_device_interface_t *cuda_device_interface() {
+    return halide_cuda_device_interface();
 }
 
 }  // namespace halconv

@@ -8,9 +8,8 @@ Device resolve_device(Device requested) {
         return cuda_available() ? Device::cuda : Device::cpu;
     }
     if (requested == Device::cuda && !cuda_available()) {
-        throw Error(ErrorCode::device,
-                    "device cuda was requested but no CUDA device is usable here (no GPU or no driver); "
-                    "use device cpu, or auto to fall back to the CPU");
+        throw Error(ErrorCode::device, "device cuda was requested but " + cuda_unavailable_reason() +
+                                           "; use device cpu, or auto to fall back to the CPU");
     }
     return requested;
 }

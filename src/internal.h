@@ -11,9 +11,9 @@
 
 namespace halconv::internal {
 
-// ---- CUDA (cuda_runtime.cpp) ----
-// Installs, once, Halide's CUDA context/stream hooks (primary context, caller's
-// stream) and the error handler that turns Halide runtime errors into messages.
+// ---- Halide's runtime hooks (runtime_hooks.cpp) ----
+// Installs, once, the error handler that turns Halide runtime errors into messages and,
+// in a build with CUDA, Halide's CUDA context/stream hooks (install_cuda_hooks).
 void install_runtime_hooks();
 // While alive, Halide's CUDA work on this thread goes to `stream` (nullptr = default).
 class StreamScope {
@@ -26,13 +26,60 @@ public:
 private:
     Stream previous_;
 };
-const halide_device_interface_t *cuda_device_interface();
-// Waits for `stream` (nullptr: the legacy default stream); throws halconv::Error on failure.
-void synchronize_stream(Stream stream);
+// The stream the innermost StreamScope set on this thread.
+Stream current_stream();
 // Message of the last Halide runtime error on this thread (then cleared).
 std::string take_last_runtime_error();
+
+// ---- CUDA (cuda_runtime.cpp; in a build without CUDA, cuda_absent.cpp: no device is
+// ever usable there, and whatever needs one throws Error(unsupported)) ----
+// Why device cuda cannot run here ("" when it can): no device or driver, or no CUDA in
+// this build.
+std::string cuda_unavailable_reason();
+// Halide's CUDA hooks: the device's primary context (the one the CUDA runtime and the
+// extern stages use) and the stream of current_stream().
+void install_cuda_hooks();
+// Waits for `stream` (nullptr: the legacy default stream); throws halconv::Error on failure.
+void synchronize_stream(Stream stream);
 // The current CUDA device, or -1 without one.
 int current_cuda_device();
+// Device bytes of scratch a tensor-core extern stage takes (halconv_tc_workspace_bytes);
+// SIZE_MAX for an unknown variant.
+size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
+                                   int kernel_width, int kernel_height);
+// `rows` rows of `row_bytes` from device memory at `src` to `dst` (pitches in bytes),
+// queued on `stream`.
+void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows,
+                      Stream stream);
+// Times work queued on a non-blocking stream of its own with CUDA events (halconv tune).
+class CudaTimer {
+public:
+    explicit CudaTimer(int reps);
+    ~CudaTimer();
+    CudaTimer(const CudaTimer &) = delete;
+    CudaTimer &operator=(const CudaTimer &) = delete;
+    Stream stream() const { return stream_; }
+    // Milliseconds of each of `reps` calls of work(stream()), after one untimed call.
+    template <typename Work>
+    std::vector<double> time(Work work) {
+        work();
+        synchronize("warm-up");
+        for (size_t r = 0; r < starts_.size(); r++) {
+            record(starts_[r]);
+            work();
+            record(stops_[r]);
+        }
+        synchronize("timed calls");
+        return elapsed_ms();
+    }
+
+private:
+    void record(void *event);
+    void synchronize(const char *what);
+    std::vector<double> elapsed_ms();
+    Stream stream_ = nullptr;
+    std::vector<void *> starts_, stops_;  // cudaEvent_t
+};
 
 // ---- Dispatch steps shared by the entry points (dispatch.cpp) ----
 // Device::automatic resolved; cuda without a usable device throws.

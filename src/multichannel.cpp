@@ -63,7 +63,8 @@ MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device dev
     if (o.algorithm != MultichannelAlgorithm::direct && device != Device::cuda) {
         throw Error(ErrorCode::unsupported,
                     std::string("multichannel algorithm ") + name +
-                        " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU");
+                        " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU" +
+                        (cuda_info().built ? "" : " (" + internal::cuda_unavailable_reason() + ")"));
     }
     return o.algorithm;
 }

@@ -1,18 +1,15 @@
 // Plans: the request validated, the variant chosen (Auto included), the kernel prepared
 // and the workspace sized once; run() checks the buffers and calls the pipeline.
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "cost_model.h"
 #include "geometry.h"
-#include "halconv_tc.h"
 #include "internal.h"
 #include "registry.h"
-#include "workspace.h"
 #include "workspace_pool.h"
+#include "workspace_scope.h"
 
 namespace halconv {
 
@@ -101,7 +98,16 @@ struct Choice {
 Choice choose_requested(const Options &o, Request &r) {
     const int value = static_cast<int>(o.algorithm);
     const char *name = to_string(o.algorithm);
+    if (o.device == Device::cuda) {
+        internal::resolve_device(o.device);  // throws, saying why, where CUDA cannot run
+    }
     const std::vector<const VariantRow *> anywhere = rows_anywhere(value);
+    if (anywhere.empty()) {
+        // The registry builds every CPU row: an algorithm without rows is a CUDA one.
+        throw Error(ErrorCode::unsupported, std::string("algorithm ") + name + " runs on CUDA, and " +
+                                                internal::cuda_unavailable_reason() + "; use " +
+                                                internal::algorithm_list(Api::correlate2d, Device::cpu));
+    }
     if (std::none_of(anywhere.begin(), anywhere.end(),
                      [&](const VariantRow *row) { return row->supports(o.precision); })) {
         std::string allowed;
@@ -179,8 +185,9 @@ void finish(PlanState &s) {
     const VariantRow &row = *s.row;
     size_t device_bytes = 0;
     if (row.signature == internal::Signature::kernel2d_extended) {
-        s.extern_bytes = halconv_tc_workspace_bytes(row.schedule, s.options.precision == Precision::f16, s.output.width,
-                                                    s.output.height, s.kernel.width, s.kernel.height);
+        s.extern_bytes =
+            internal::tensor_core_workspace_bytes(row.schedule, s.options.precision == Precision::f16, s.output.width,
+                                                  s.output.height, s.kernel.width, s.kernel.height);
         if (s.extern_bytes == SIZE_MAX) {
             throw Error(ErrorCode::internal, std::string("no workspace size for tensor-core variant ") + row.schedule);
         }
@@ -198,7 +205,7 @@ void finish(PlanState &s) {
         s.scratch_offset = device_bytes;
         device_bytes += rk::align_scratch(size_t(s.scratch.width) * size_t(s.scratch.height) * s.types.output.bytes());
     }
-    s.pool = std::make_unique<internal::WorkspacePool>(s.dispatch.device, device_bytes);
+    s.pool = cuda ? internal::make_cuda_workspace_pool(device_bytes) : internal::make_host_workspace_pool(device_bytes);
     for (Halide::Runtime::Buffer<> *b : {&s.kernel2d, &s.row_kernel, &s.column_kernel}) {
         if (b->data() == nullptr) {
             continue;
@@ -206,7 +213,7 @@ void finish(PlanState &s) {
         b->set_host_dirty(false);
         if (cuda) {
             void *device = s.pool->upload(b->data(), b->size_in_bytes(), s.options.stream);
-            if (b->device_wrap_native(internal::cuda_device_interface(), reinterpret_cast<uintptr_t>(device)) != 0) {
+            if (b->device_wrap_native(cuda_device_interface(), reinterpret_cast<uintptr_t>(device)) != 0) {
                 throw Error(ErrorCode::device,
                             "could not wrap the plan's kernel for Halide: " + internal::take_last_runtime_error());
             }
@@ -355,7 +362,7 @@ struct DenseView {
         dims[1] = {min_y, extent.height, extent.width, 0};
         if (where == Device::cuda) {
             buffer.device = reinterpret_cast<uintptr_t>(data);
-            buffer.device_interface = internal::cuda_device_interface();
+            buffer.device_interface = cuda_device_interface();
         } else {
             buffer.host = static_cast<uint8_t *>(data);
         }
@@ -398,25 +405,20 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
                            [&] { return call(&scratch.buffer); });
     internal::StreamScope scope(stream);
     if (output->device == 0) {
-        internal::check_call(halide_device_malloc(nullptr, output, internal::cuda_device_interface()),
+        internal::check_call(halide_device_malloc(nullptr, output, cuda_device_interface()),
                              "allocating the output on the device");
     }
     const size_t bytes = type.bytes();
     if (output->dim[0].stride == 1 && output->dim[1].stride >= output->dim[0].extent) {
-        const cudaError_t e =
-            cudaMemcpy2DAsync(reinterpret_cast<void *>(output->device), size_t(output->dim[1].stride) * bytes, base,
-                              size_t(s.scratch.width) * bytes, size_t(s.output.width) * bytes, size_t(s.output.height),
-                              cudaMemcpyDeviceToDevice, stream);
-        if (e != cudaSuccess) {
-            throw Error(ErrorCode::device,
-                        std::string("copy from the autoscheduled scratch failed: ") + cudaGetErrorString(e));
-        }
+        internal::copy_device_rows(reinterpret_cast<void *>(output->device), size_t(output->dim[1].stride) * bytes,
+                                   base, size_t(s.scratch.width) * bytes, size_t(s.output.width) * bytes,
+                                   size_t(s.output.height), stream);
     } else {
         // Halide's copy runs on the legacy default stream: wait for the pipeline first.
         DenseView corner(type, base, Device::cuda, x0, y0, s.output);
         corner.dims[1].stride = s.scratch.width;
         internal::synchronize_stream(stream);
-        internal::check_call(halide_buffer_copy(nullptr, &corner.buffer, internal::cuda_device_interface(), output),
+        internal::check_call(halide_buffer_copy(nullptr, &corner.buffer, cuda_device_interface(), output),
                              "copy from the autoscheduled scratch");
     }
     output->flags = 0;

@@ -1,7 +1,5 @@
 // halconv tune: every algorithm that supports each request, timed as plans on the present
 // device, into a Wisdom for Auto.
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,13 +21,6 @@ std::string utc_now() {
     return text;
 }
 
-void check_cuda(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        throw Error(ErrorCode::device, std::string("tune: ") + what + ": " + cudaGetErrorString(e));
-    }
-}
-
 std::vector<double> uniform(size_t n, std::mt19937_64 &rng) {
     std::uniform_real_distribution<double> u(0.0, 1.0);
     std::vector<double> v(n);
@@ -39,49 +30,24 @@ std::vector<double> uniform(size_t n, std::mt19937_64 &rng) {
     return v;
 }
 
-// Median ms of one plan's apply, after one warm-up apply.
+// Median ms of one plan's apply, after one warm-up apply: CUDA events on a stream of the
+// timer's own, or the host clock.
 class Timer {
 public:
-    Timer(Device device, int reps) : device_(device), reps_(std::max(reps, 1)) {
-        if (device_ == Device::cuda) {
-            check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
-            events_.resize(size_t(2 * reps_));
-            for (cudaEvent_t &e : events_) {
-                check_cuda(cudaEventCreate(&e), "creating an event");
-            }
+    Timer(Device device, int reps) : reps_(std::max(reps, 1)) {
+        if (device == Device::cuda) {
+            cuda_.emplace(reps_);
         }
     }
-    ~Timer() {
-        for (cudaEvent_t e : events_) {
-            cudaEventDestroy(e);
-        }
-        if (stream_ != nullptr) {
-            cudaStreamDestroy(stream_);
-        }
-    }
-    Timer(const Timer &) = delete;
-    Timer &operator=(const Timer &) = delete;
 
-    Stream stream() const { return stream_; }
+    Stream stream() const { return cuda_ ? cuda_->stream() : nullptr; }
 
     double median_ms(const Plan &plan, Halide::Runtime::Buffer<> &image, Halide::Runtime::Buffer<> &output) {
         std::vector<double> ms;
-        plan.apply(image, output, stream_);
-        if (device_ == Device::cuda) {
-            check_cuda(cudaStreamSynchronize(stream_), "warm-up");
-            for (int r = 0; r < reps_; r++) {
-                check_cuda(cudaEventRecord(events_[size_t(2 * r)], stream_), "timing");
-                plan.apply(image, output, stream_);
-                check_cuda(cudaEventRecord(events_[size_t(2 * r + 1)], stream_), "timing");
-            }
-            check_cuda(cudaStreamSynchronize(stream_), "timed applies");
-            for (int r = 0; r < reps_; r++) {
-                float elapsed = 0;
-                check_cuda(cudaEventElapsedTime(&elapsed, events_[size_t(2 * r)], events_[size_t(2 * r + 1)]),
-                           "timing");
-                ms.push_back(elapsed);
-            }
+        if (cuda_) {
+            ms = cuda_->time([&] { plan.apply(image, output, cuda_->stream()); });
         } else {
+            plan.apply(image, output);
             for (int r = 0; r < reps_; r++) {
                 const auto t0 = std::chrono::steady_clock::now();
                 plan.apply(image, output);
@@ -93,10 +59,8 @@ public:
     }
 
 private:
-    Device device_;
     int reps_;
-    cudaStream_t stream_ = nullptr;
-    std::vector<cudaEvent_t> events_;
+    std::optional<internal::CudaTimer> cuda_;
 };
 
 }  // namespace
@@ -162,7 +126,7 @@ Wisdom tune(const TuneOptions &options) {
             for (const Extent2d &size : o.sizes) {
                 Halide::Runtime::Buffer<> image = internal::storage_buffer(
                     uniform(size_t(size.width) * size_t(size.height), rng), size.width, size.height, 2, p);
-                if (cuda && image.copy_to_device(internal::cuda_device_interface()) != 0) {
+                if (cuda && image.copy_to_device(cuda_device_interface()) != 0) {
                     throw Error(ErrorCode::device,
                                 "tune: could not copy the image to the device: " + internal::take_last_runtime_error());
                 }
@@ -198,7 +162,7 @@ Wisdom tune(const TuneOptions &options) {
                             throw;
                         }
                         Halide::Runtime::Buffer<> output = plan->allocate_output();
-                        if (cuda && output.device_malloc(internal::cuda_device_interface()) != 0) {
+                        if (cuda && output.device_malloc(cuda_device_interface()) != 0) {
                             throw Error(ErrorCode::out_of_memory, "tune: could not allocate the output on the device");
                         }
                         const double ms = timer.median_ms(*plan, image, output);

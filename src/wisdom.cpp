@@ -1,8 +1,8 @@
 // Wisdom: reading and writing the measurement files, the devices they belong to, the
 // built-in tables (data/wisdom/*.json, compiled in) and which table Auto uses.
-#include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -263,14 +263,17 @@ DeviceIdentity identify_device(Device kind) {
         if (const auto it = known.find(ordinal); it != known.end()) {
             return it->second;
         }
-        cudaDeviceProp p{};
-        if (ordinal < 0 || cudaGetDeviceProperties(&p, ordinal) != cudaSuccess) {
+        const CudaInfo cuda = cuda_info();
+        const auto device = std::find_if(cuda.devices.begin(), cuda.devices.end(),
+                                         [&](const CudaDevice &d) { return d.ordinal == ordinal; });
+        if (ordinal < 0 || device == cuda.devices.end()) {
             throw Error(ErrorCode::device, "no usable CUDA device to identify");
         }
         id.kind = Device::cuda;
-        id.name = p.name;
-        id.detail = "sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-                    std::to_string(p.multiProcessorCount) + " SMs";
+        id.name = device->name;
+        id.detail = "sm_" + std::to_string(device->compute_capability_major) +
+                    std::to_string(device->compute_capability_minor) + ", " + std::to_string(device->multiprocessors) +
+                    " SMs";
         known[ordinal] = id;
         return id;
     }

@@ -140,6 +140,47 @@ TEST(ApiErrors, CudaRequestedWithoutDevice) {
     EXPECT_TRUE(all_nan(out));
 }
 
+// What a build says of its CUDA side, and a build without CUDA (HALCONV_WITH_CUDA=OFF)
+// running every entry point on the CPU and refusing CUDA requests saying why.
+TEST(Build, CudaSideMatchesTheBuild) {
+    const CudaInfo cuda = cuda_info();
+    EXPECT_EQ(cuda.unavailable_reason.empty(), cuda_available());
+    EXPECT_EQ(cuda.devices.empty(), !cuda_available());
+    if (cuda.built) {
+        EXPECT_GT(cuda.runtime_version, 0);
+        EXPECT_NE(cuda_device_interface(), nullptr);
+        EXPECT_FALSE(build_info().cuda_target.empty());
+        return;
+    }
+    EXPECT_EQ(cuda_device_interface(), nullptr);
+    EXPECT_TRUE(build_info().cuda_target.empty());
+    EXPECT_THAT(cuda.unavailable_reason, HasSubstr("built without CUDA (HALCONV_WITH_CUDA=OFF)"));
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 12, 9, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o;  // every default: automatic algorithm and device
+    EXPECT_EQ(Plan({12, 9}, k, o).dispatch().device, Device::cpu);
+    Halide::Runtime::Buffer<uint8_t> edges(12, 9);
+    EXPECT_EQ(detect_edges(img, edges, 0.1, PipelineOptions{}), Device::cpu);
+    Halide::Runtime::Buffer<float> stack(2, 12, 9), filters(2, 3, 3, 4);
+    MultichannelOptions mo;
+    mo.algorithm = MultichannelAlgorithm::im2col;
+    expect_error([&] { (void)multichannel_correlate2d(stack, filters, mo); },
+                 {"runs on CUDA only", "HALCONV_WITH_CUDA"}, ErrorCode::unsupported);
+    o.algorithm = Algorithm::im2tensor_fused;
+    o.precision = Precision::f16;
+    Halide::Runtime::Buffer<> k16 = random_buffer(storage_type(Precision::f16), 3, 3, ignore);
+    expect_error(
+        [&] {
+            (void)Plan({12, 9}, k16, o);
+        },
+        {"im2tensor_fused runs on CUDA", "use naive"}, ErrorCode::unsupported);
+    PipelineOptions po;
+    po.device = Device::cuda;
+    expect_error([&] { (void)detect_edges(img, edges, 0.1, po); }, {"device cuda was requested", "built without CUDA"},
+                 ErrorCode::device);
+}
+
 TEST(ApiErrors, NonFiniteKernelRejected) {
     Image ignore;
     Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);

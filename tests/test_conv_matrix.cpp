@@ -5,7 +5,6 @@
 #include <cmath>
 #include <tuple>
 
-#include "HalideRuntimeCuda.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -56,7 +55,7 @@ void run_case(Device device, Algorithm algorithm, Precision precision, const Sha
     Halide::Runtime::Buffer<> out(output_type(precision), e.width, e.height);
     poison(out);
     if (device == Device::cuda) {
-        ASSERT_EQ(out.copy_to_device(halide_cuda_device_interface()), 0);
+        ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
     }
     const Dispatch d = flip ? convolve2d(input, kernel, out, o) : correlate2d(input, kernel, out, o);
     if (device == Device::cuda) {

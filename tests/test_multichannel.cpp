@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "HalideRuntimeCuda.h"
 #include "multichannel_reference.h"
 #include "test_support.h"
 
@@ -432,7 +431,7 @@ TEST_P(MultichannelGpu, StridedOutputAndDeviceResidentImage) {
     Halide::Runtime::Buffer<> ker = random_kernels(o.precision, s, true, ker_exact);
     img.translate({0, 3, -2});
     ker.translate({1, 0, 0, 4});
-    ASSERT_EQ(img.copy_to_device(halide_cuda_device_interface()), 0);
+    ASSERT_EQ(img.copy_to_device(cuda_device_interface()), 0);
     img.set_host_dirty(false);
     for (const Mode mode : {Mode::valid, Mode::same}) {
         MultichannelOptions m = o;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -105,6 +106,15 @@ inline Halide::Runtime::Buffer<> random_rank1_kernel(halide_type_t type, int wid
 }
 
 // Fills with NaN so that any sample the pipeline fails to write fails the comparison.
+// Equal types, sizes and bytes.
+inline bool same_bits(const Halide::Runtime::Buffer<> &a, const Halide::Runtime::Buffer<> &b) {
+    if (a.number_of_elements() != b.number_of_elements() || !(a.type() == b.type())) {
+        return false;
+    }
+    const size_t bytes = a.number_of_elements() * a.type().bytes();
+    return std::equal(a.raw_buffer()->host, a.raw_buffer()->host + bytes, b.raw_buffer()->host);
+}
+
 inline void poison(Halide::Runtime::Buffer<> &b) {
     for (size_t i = 0; i < b.number_of_elements(); i++) {
         store(b, i, std::nan(""));

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <new>
@@ -134,6 +135,26 @@ std::string algorithm_names() {
         names += ", " + a.name;
     }
     return names;
+}
+
+std::string data_dir() {
+    std::vector<fs::path> candidates;
+    if (const char *env = std::getenv("HALCONV_DATA_DIR"); env != nullptr && *env != '\0') {
+        candidates.emplace_back(env);
+    }
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        candidates.push_back(exe.parent_path() / HALCONV_DATA_DIR_FROM_BIN);
+    }
+    candidates.emplace_back(HALCONV_SOURCE_DATA_DIR);
+    for (const fs::path &dir : candidates) {
+        if (fs::is_regular_file(dir / "cameraman.png", ec)) {
+            const fs::path canonical = fs::weakly_canonical(dir, ec);
+            return (ec ? dir : canonical).string();
+        }
+    }
+    return {};
 }
 
 Device parse_device(const std::string &flag, const std::string &value) {

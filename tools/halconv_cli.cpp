@@ -52,7 +52,7 @@ double median_wall_ms(Fn fn) {
 }
 
 int demo(const std::vector<std::string> &args) {
-    std::string input = std::string(HALCONV_DATA_DIR) + "/cameraman.png", out_dir = "out";
+    std::string input, out_dir = "out";
     halconv::Device device = halconv::Device::automatic;
     for (size_t i = 0; i < args.size(); i++) {
         const std::string &a = args[i];
@@ -72,6 +72,15 @@ int demo(const std::vector<std::string> &args) {
         } else {
             input = a;
         }
+    }
+    if (input.empty()) {
+        const std::string data = halconv::cli::data_dir();
+        if (data.empty()) {
+            throw halconv::cli::UsageError(
+                "no default photo (cameraman.png) in $HALCONV_DATA_DIR, the installed "
+                "share/halconv or the source tree; give the demo an IMAGE.png");
+        }
+        input = data + "/cameraman.png";
     }
     if (device == halconv::Device::automatic) {
         device = halconv::cuda_available() ? halconv::Device::cuda : halconv::Device::cpu;

@@ -1,7 +1,5 @@
 // `halconv info` (versions, devices, compiled pipelines) and `halconv bench-quick` (a
 // small timing table on whatever device is here; bench/ has the full protocol).
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "HalideRuntimeCuda.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "halconv/float16.h"
@@ -54,7 +51,7 @@ Halide::Runtime::Buffer<> random_buffer(halide_type_t type, int width, int heigh
         }
     }
     b.set_host_dirty();
-    if (device == Device::cuda && b.copy_to_device(halide_cuda_device_interface()) != 0) {
+    if (device == Device::cuda && b.copy_to_device(cuda_device_interface()) != 0) {
         throw Error(ErrorCode::invalid_argument, "could not copy the benchmark data to the GPU");
     }
     return b;
@@ -89,24 +86,28 @@ int info_command(const std::vector<std::string> &args) {
     std::printf("halconv %s, Halide %s\n", info.version.c_str(), info.halide_version.c_str());
     std::printf("CPU pipelines: Halide targets %s (best one the CPU supports is chosen at run time)\n",
                 info.cpu_targets.c_str());
-    std::printf("CUDA pipelines: Halide target %s; tensor-core kernels for CUDA architectures %s\n",
-                info.cuda_target.c_str(), info.cuda_architectures.c_str());
-    int runtime = 0, driver = 0, count = 0;
-    cudaRuntimeGetVersion(&runtime);
-    if (!cuda_available() || cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        std::printf("CUDA: runtime %d.%d; no usable CUDA device (GPU algorithms unavailable, the CPU runs)\n",
-                    runtime / 1000, runtime % 1000 / 10);
+    const CudaInfo cuda = cuda_info();
+    if (!cuda.built) {
+        std::printf("CUDA pipelines: none (%s)\n", cuda.unavailable_reason.c_str());
     } else {
-        cudaDriverGetVersion(&driver);
-        std::printf("CUDA: runtime %d.%d, driver %d.%d, %d device(s)\n", runtime / 1000, runtime % 1000 / 10,
-                    driver / 1000, driver % 1000 / 10, count);
-        for (int d = 0; d < count; d++) {
-            cudaDeviceProp p{};
-            cudaGetDeviceProperties(&p, d);
-            std::printf("  [%d] %s, compute capability %d.%d, %d SMs, %.1f GiB%s\n", d, p.name, p.major, p.minor,
-                        p.multiProcessorCount, double(p.totalGlobalMem) / double(1 << 30), d == 0 ? " (used)" : "");
+        std::printf("CUDA pipelines: Halide target %s; tensor-core kernels for CUDA architectures %s\n",
+                    info.cuda_target.c_str(), info.cuda_architectures.c_str());
+        const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+        if (cuda.devices.empty()) {
+            std::printf("CUDA: runtime %s; %s (GPU algorithms unavailable, the CPU runs)\n",
+                        version(cuda.runtime_version).c_str(), cuda.unavailable_reason.c_str());
+        } else {
+            std::printf("CUDA: runtime %s, driver %s, %zu device(s)\n", version(cuda.runtime_version).c_str(),
+                        version(cuda.driver_version).c_str(), cuda.devices.size());
+            for (const CudaDevice &d : cuda.devices) {
+                std::printf("  [%d] %s, compute capability %d.%d, %d SMs, %.1f GiB%s\n", d.ordinal, d.name.c_str(),
+                            d.compute_capability_major, d.compute_capability_minor, d.multiprocessors,
+                            double(d.memory_bytes) / double(1 << 30), d.ordinal == 0 ? " (used)" : "");
+            }
         }
     }
+    const std::string data = data_dir();
+    std::printf("Data (the demo's photo): %s\n", data.empty() ? "not found (set HALCONV_DATA_DIR)" : data.c_str());
     std::printf("Algorithms of correlate2d / convolve2d (the registry, variants.cmake), and auto:\n");
     for (const AlgorithmInfo &a : algorithms()) {
         std::string devices, precisions;
@@ -115,6 +116,10 @@ int info_command(const std::vector<std::string> &args) {
         }
         for (Precision p : a.precisions) {
             precisions += std::string(precisions.empty() ? "" : ",") + to_string(p);
+        }
+        if (a.devices.empty()) {
+            devices = "-";
+            precisions = "(not in this build)";
         }
         std::printf("  %-26s %-9s %-19s %s\n", a.name.c_str(), devices.c_str(), precisions.c_str(),
                     a.description.c_str());

@@ -75,11 +75,34 @@
 #include "halconv/plan.h"
 #include "halconv/tuning.h"
 #include "halconv/types.h"
+#include "halconv/version.h"
 
 namespace halconv {
 
-// True when a CUDA device and driver are usable by this process.
+// True when a CUDA device and driver are usable by this process (always false in a
+// build without CUDA: cuda_info().built).
 bool cuda_available();
+
+// What this process sees of CUDA.
+struct CudaDevice {
+    int ordinal = 0;
+    std::string name;
+    int compute_capability_major = 0, compute_capability_minor = 0;
+    int multiprocessors = 0;
+    size_t memory_bytes = 0;
+};
+struct CudaInfo {
+    bool built = false;       // this halconv has its CUDA pipelines (built with HALCONV_WITH_CUDA)
+    int runtime_version = 0;  // of the CUDA runtime inside halconv, 1000 * major + 10 * minor (0: none)
+    int driver_version = 0;   // of the installed driver, same encoding (0: no driver)
+    std::vector<CudaDevice> devices;
+    std::string unavailable_reason;  // why cuda_available() is false, "" when it is true
+};
+CudaInfo cuda_info();
+
+// Halide's CUDA device interface of the runtime inside libhalconv, for device_malloc /
+// copy_to_device on the buffers you give halconv; nullptr in a build without CUDA.
+const halide_device_interface_t *cuda_device_interface();
 
 // For Halide pipelines of your own that contain halconv's extern stages
 // (runtime_kernels/halconv_tc.h): makes Halide's CUDA runtime use the device's primary
@@ -303,7 +326,8 @@ struct AlgorithmInfo {
     Algorithm algorithm = Algorithm::automatic;
     std::string name;                   // as to_string spells it
     std::string description;            // the registry's line
-    std::vector<Device> devices;        // where it has variants (cpu, cuda)
+    std::vector<Device> devices;        // where this build has variants (cpu, cuda); empty for a
+                                        // CUDA algorithm in a build without CUDA
     std::vector<Precision> precisions;  // on any of them
     bool tensor_cores = false;          // runs on tensor cores (float16 operands)
     bool needs_rank1_kernel = false;    // every variant needs a rank-1 kernel (or the separable entry)
@@ -323,7 +347,7 @@ const char *to_string(Device device);
 const char *to_string(Staging staging);
 const char *to_string(MultichannelAlgorithm algorithm);
 const char *to_string(Operation operation);
-// True for the algorithms that run on tensor cores.
+// True for the algorithms that run on tensor cores in this build (none without CUDA).
 bool uses_tensor_cores(Algorithm algorithm);
 
 }  // namespace halconv

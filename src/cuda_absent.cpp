@@ -1,0 +1,84 @@
+// The CUDA side of a build without CUDA (HALCONV_WITH_CUDA=OFF): no device is ever
+// usable, so the entry points resolve every call to the CPU and refuse device cuda with
+// cuda_unavailable_reason(); what only a CUDA call reaches throws the same reason.
+#include "internal.h"
+#include "workspace_pool.h"
+
+namespace halconv::internal {
+namespace {
+
+constexpr const char *no_cuda = "this halconv was built without CUDA (HALCONV_WITH_CUDA=OFF): only the CPU runs";
+
+[[noreturn]] void refuse() {
+    throw Error(ErrorCode::unsupported, no_cuda);
+}
+
+}  // namespace
+
+std::string cuda_unavailable_reason() {
+    return no_cuda;
+}
+
+void install_cuda_hooks() {}
+
+void synchronize_stream(Stream stream) {
+    if (stream != nullptr) {
+        refuse();
+    }
+}
+
+int current_cuda_device() {
+    return -1;
+}
+
+size_t tensor_core_workspace_bytes(const char *, bool, int, int, int, int) {
+    refuse();
+}
+
+void copy_device_rows(void *, size_t, const void *, size_t, size_t, size_t, Stream) {
+    refuse();
+}
+
+CudaTimer::CudaTimer(int /*reps*/) {
+    refuse();
+}
+
+CudaTimer::~CudaTimer() = default;
+
+void CudaTimer::record(void *) {
+    refuse();
+}
+
+void CudaTimer::synchronize(const char *) {
+    refuse();
+}
+
+std::vector<double> CudaTimer::elapsed_ms() {
+    refuse();
+}
+
+std::unique_ptr<WorkspacePool> make_cuda_workspace_pool(size_t /*bytes*/) {
+    refuse();
+}
+
+}  // namespace halconv::internal
+
+namespace halconv {
+
+void use_shared_cuda_context() {}
+
+bool cuda_available() {
+    return false;
+}
+
+CudaInfo cuda_info() {
+    CudaInfo info;
+    info.unavailable_reason = internal::cuda_unavailable_reason();
+    return info;
+}
+
+const halide_device_interface_t *cuda_device_interface() {
+    return nullptr;
+}
+
+}  // namespace halconv
