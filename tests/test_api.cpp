@@ -140,6 +140,52 @@ TEST(ApiErrors, CudaRequestedWithoutDevice) {
     EXPECT_TRUE(all_nan(out));
 }
 
+// float16 conversions against a reference that knows nothing of _Float16: the nearest
+// of all finite binary16 values (exact as doubles), ties to the even bit pattern,
+// beyond 65520 infinity; the way back exact for every pattern.
+TEST(Float16, RoundsOnceToNearestEvenAndReadsBackExactly) {
+    std::vector<std::pair<double, uint16_t>> finite;  // ascending, positive
+    for (uint32_t b = 0; b < 0x7c00u; b++) {
+        finite.emplace_back(double_from_float16_bits(uint16_t(b)), uint16_t(b));
+    }
+    for (size_t i = 1; i < finite.size(); i++) {
+        ASSERT_LT(finite[i - 1].first, finite[i].first) << i;  // exact decode: strictly increasing
+        ASSERT_EQ(float16_bits_from_double(finite[i].first), finite[i].second);
+        ASSERT_EQ(float16_bits_from_double(-finite[i].first), finite[i].second | 0x8000u);
+    }
+    const auto reference = [&](double v) -> uint16_t {
+        const uint16_t sign = std::signbit(v) ? 0x8000u : 0u;
+        const double m = std::fabs(v);
+        if (m >= 65520.0) {
+            return sign | 0x7c00u;
+        }
+        auto hi = std::lower_bound(finite.begin(), finite.end(), m,
+                                   [](const std::pair<double, uint16_t> &f, double x) { return f.first < x; });
+        if (hi->first == m) {
+            return sign | hi->second;
+        }
+        const auto lo = hi - 1;
+        const double dlo = m - lo->first, dhi = hi == finite.end() ? INFINITY : hi->first - m;
+        if (dlo != dhi) {
+            return sign | (dlo < dhi ? lo->second : hi->second);
+        }
+        return sign | ((lo->second & 1u) == 0 ? lo->second : hi->second);
+    };
+    std::uniform_real_distribution<double> exponent(-30.0, 17.0), fraction(1.0, 2.0);
+    for (int i = 0; i < 200000; i++) {
+        const double v = std::ldexp(fraction(rng()), int(std::floor(exponent(rng())))) * (i % 2 ? -1 : 1);
+        ASSERT_EQ(float16_bits_from_double(v), reference(v)) << v;
+    }
+    for (double v : {1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11, 1.0 + 0x1p-11 + 0x1p-40, 0x1p-25, 3 * 0x1p-25, 65504.0, 65519.99,
+                     65520.0, 1e300, 0.0, -0.0}) {
+        EXPECT_EQ(float16_bits_from_double(v), reference(v)) << v;
+    }
+    EXPECT_EQ(float16_bits_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3c01u);  // float32 would round to the tie
+    EXPECT_EQ(float16_bits_from_double(INFINITY), 0x7c00u);
+    EXPECT_TRUE(std::isnan(double_from_float16_bits(float16_bits_from_double(std::nan("")))));
+    EXPECT_EQ(double_from_float16_bits(0xfc00u), -INFINITY);
+}
+
 // What a build says of its CUDA side, and a build without CUDA (HALCONV_WITH_CUDA=OFF)
 // running every entry point on the CPU and refusing CUDA requests saying why.
 TEST(Build, CudaSideMatchesTheBuild) {

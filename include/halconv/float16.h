@@ -1,5 +1,5 @@
-// IEEE binary16 conversions for filling and reading Float(16) buffers on hosts whose
-// C++ compiler has no _Float16.
+// IEEE binary16 conversions for filling and reading Float(16) buffers, for programs
+// that do not use the compiler's _Float16 themselves (it is not standard C++20).
 #pragma once
 
 #include <cstdint>
