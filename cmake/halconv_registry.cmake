@@ -6,8 +6,10 @@
 #   <build>/generated/halconv_registry.inc          src/'s table of rows and entry points
 # Sets HALCONV_HALIDE_LIBRARIES and HALCONV_HALIDE_OBJECTS.
 
-# Never 'host': shipped code must not depend on the build machine.
-set(HALCONV_CPU_TARGETS x86-64-linux-avx2-fma-f16c-sse41 x86-64-linux)
+# The CPU pipelines' Halide multitarget, best first: each call runs the first target the
+# CPU supports. Never 'host': shipped code must not depend on the build machine.
+set(HALCONV_CPU_TARGETS x86-64-linux-avx512_skylake-avx2-fma-f16c-sse41 x86-64-linux-avx2-fma-f16c-sse41 x86-64-linux
+    CACHE STRING "Halide targets of the CPU pipelines, best first (a multitarget library)")
 # A CPU-only build (HALCONV_WITH_CUDA=OFF) has no CUDA target: its registry keeps the
 # CUDA rows' algorithms in the enums (the same values in every build) but builds none
 # of their pipelines.
