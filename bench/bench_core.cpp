@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -202,32 +203,6 @@ std::string csv_field(const std::string &text) {
     return quoted + "\"";
 }
 
-std::string json_string(const std::string &text) {
-    std::string out = "\"";
-    for (char c : text) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char escaped[8];
-                    std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-                    out += escaped;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    return out + "\"";
-}
-
 }  // namespace
 
 std::string Table::csv() const {
@@ -246,24 +221,24 @@ std::string Table::csv() const {
 }
 
 std::string Table::json(const std::vector<std::pair<std::string, std::string>> &metadata) const {
-    std::string out = "{\n";
+    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
     for (const auto &[name, value] : metadata) {
-        out += "  " + json_string(name) + ": " + json_string(value) + ",\n";
+        doc[name] = value;
     }
-    out += "  \"rows\": [";
-    for (size_t r = 0; r < rows_.size(); r++) {
-        out += r ? ",\n    {" : "\n    {";
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto &row : rows_) {
+        nlohmann::ordered_json object = nlohmann::ordered_json::object();
         for (size_t c = 0; c < columns_.size(); c++) {
-            const Cell &cell = rows_[r][c];
-            out += (c ? ", " : "") + json_string(columns_[c]) + ": " +
-                   (cell.text.empty() ? "null"
-                    : cell.numeric    ? cell.text
-                                      : json_string(cell.text));
+            const Cell &cell = row[c];
+            // Numbers as the CSV writes them (the text set() formatted), empty cells as null.
+            object[columns_[c]] = cell.text.empty() ? nlohmann::ordered_json()
+                                  : cell.numeric    ? nlohmann::ordered_json::parse(cell.text)
+                                                    : nlohmann::ordered_json(cell.text);
         }
-        out += "}";
+        rows.push_back(std::move(object));
     }
-    out += rows_.empty() ? "]\n}\n" : "\n  ]\n}\n";
-    return out;
+    doc["rows"] = std::move(rows);
+    return doc.dump(2) + "\n";
 }
 
 void write_text_file(const std::string &path, const std::string &text) {
