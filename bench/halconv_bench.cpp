@@ -22,6 +22,7 @@
 // pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -69,80 +70,58 @@ Precision precision_of(const std::string &s) {
     throw Error(ErrorCode::invalid_argument, "unknown precision '" + s + "'; allowed: f64, f32, f16, f16f32");
 }
 
-std::vector<std::string> split_list(const std::string &text) {
-    std::vector<std::string> items;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t comma = std::min(text.find(',', start), text.size());
-        if (comma > start) {
-            items.push_back(text.substr(start, comma - start));
-        }
-        start = comma + 1;
-    }
-    return items;
-}
-
-const char *usage =
-    "usage: halconv_bench [--report time|auto|memory|accuracy|pipelines|multichannel] [--sizes LIST]\n"
-    "                     [--kernels sweep|LIST]\n"
-    "                     [--precisions LIST] [--variants LIST] [--reps N>=20] [--max-ms MS]\n"
-    "                     [--photos FILE|DIR,...] [--csv FILE] [--json FILE]\n";
-
 Settings parse(int argc, char **argv) {
     Settings s;
     for (int i = 0; i < argc; i++) {
         s.command_line += (i ? " " : "") + std::string(argv[i]);
     }
-    std::map<std::string, std::string> given;
-    for (int i = 1; i < argc; i += 2) {
-        const std::string name = argv[i];
-        if (name == "--help" || name == "-h") {
-            std::fputs(usage, stdout);
-            std::exit(0);
-        }
-        if (name.rfind("--", 0) != 0 || i + 1 >= argc) {
-            throw Error(ErrorCode::invalid_argument, "bad argument '" + name + "'\n" + usage);
-        }
-        given[name.substr(2)] = argv[i + 1];
-    }
-    auto take = [&](const std::string &name, const std::string &fallback) {
-        const auto it = given.find(name);
-        const std::string v = it == given.end() ? fallback : it->second;
-        if (it != given.end()) {
-            given.erase(it);
-        }
-        return v;
-    };
-    s.report = take("report", "time");
-    if (s.report != "time" && s.report != "auto" && s.report != "memory" && s.report != "accuracy" &&
-        s.report != "pipelines" && s.report != "multichannel") {
-        throw Error(
-            ErrorCode::invalid_argument,
-            "unknown report '" + s.report + "'; allowed: time, auto, memory, accuracy, pipelines, multichannel");
+    CLI::App app{"halconv's benchmark against cuDNN, cuFFT and NPP (the protocol: the header of halconv_bench.cpp)",
+                 "halconv_bench"};
+    std::string sizes, kernels;
+    std::vector<std::string> precisions, variants;
+    app.add_option("--report", s.report, "what to measure")
+        ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "multichannel"}))
+        ->capture_default_str();
+    app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
+    app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
+    app.add_option("--precisions", precisions, "f64, f32, f16, f16f32 (default per report)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"f64", "f32", "f16", "f16f32"}));
+    app.add_option("--variants", variants, "variants and peers, or all (the default)")->delimiter(',');
+    app.add_option("--photos", s.photos, "accuracy photos: PNG files or folders")->delimiter(',');
+    app.add_option("--reps", s.reps, "timed runs per point (the protocol's minimum is 20)")
+        ->check(CLI::Range(20, 1 << 20))
+        ->capture_default_str();
+    app.add_option("--max-ms", s.max_ms, "a variant slower than this at some K is not run at larger K")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--csv", s.csv_path, "write the results as CSV");
+    app.add_option("--json", s.json_path, "write the results as JSON");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        std::exit(app.exit(e));
     }
     const bool accuracy = s.report == "accuracy", memory = s.report == "memory";
-    s.sizes = parse_sizes(take("sizes", memory ? "4096" : "1024,4096,8192,3840x2160"));
-    s.kernels = parse_kernels(take("kernels", accuracy ? "3,9,15,31,63,127" : memory ? "3,15,31,63" : "sweep"));
-    for (const std::string &p : split_list(take("precisions", accuracy ? "f64,f32,f16f32,f16" : "f32,f16f32,f16"))) {
+    s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : "1024,4096,8192,3840x2160") : sizes);
+    s.kernels = parse_kernels(kernels.empty() ? (accuracy ? "3,9,15,31,63,127"
+                                                 : memory ? "3,15,31,63"
+                                                          : "sweep")
+                                              : kernels);
+    if (precisions.empty()) {
+        precisions = accuracy ? std::vector<std::string>{"f64", "f32", "f16f32", "f16"}
+                              : std::vector<std::string>{"f32", "f16f32", "f16"};
+    }
+    for (const std::string &p : precisions) {
         s.precisions.push_back(precision_of(p));
     }
-    const std::string variants = take("variants", "all");
-    if (variants != "all") {
-        s.variants = split_list(variants);
+    if (!variants.empty() && variants != std::vector<std::string>{"all"}) {
+        s.variants = variants;
     }
-    // The source tree's data/ where it was built, else ./data (a copy run elsewhere).
-    const std::string data = std::filesystem::is_directory(HALCONV_DATA_DIR) ? HALCONV_DATA_DIR : "data";
-    s.photos = split_list(take("photos", data + "/cameraman.png," + data + "/photos"));
-    s.reps = std::stoi(take("reps", "20"));
-    if (s.reps < 20) {
-        throw Error(ErrorCode::invalid_argument,
-                    "--reps " + std::to_string(s.reps) + " is below the protocol's 20 timed runs");
-    }
-    s.max_ms = std::stod(take("max-ms", "20"));
-    s.csv_path = take("csv", "");
-    s.json_path = take("json", "");
-    if (!given.empty()) {
-        throw Error(ErrorCode::invalid_argument, "unknown option --" + given.begin()->first + "\n" + usage);
+    if (s.photos.empty()) {
+        // The source tree's data/ where it was built, else ./data (a copy run elsewhere).
+        const std::string data = std::filesystem::is_directory(HALCONV_DATA_DIR) ? HALCONV_DATA_DIR : "data";
+        s.photos = {data + "/cameraman.png", data + "/photos"};
     }
     return s;
 }
