@@ -516,6 +516,25 @@ TEST_F(ImageIo, BadFitsFilesAreTypedErrorsNamingTheFile) {
     write_bytes(corrupt, bad_axis);
     EXPECT_THAT(error_of([&] { halconv::io::read_fits(corrupt); }), HasSubstr(corrupt));
 
+    // A string of doubled quotes opening before column 11 (found by fuzzing: cfitsio 4.2
+    // writes past a stack buffer on it) is refused before cfitsio reads the header; a
+    // HIERARCH card's later '=' and a quoted string in a COMMENT are fine.
+    for (const std::string &card :
+         {std::string("IS2  = ") + std::string(73, '\''), std::string("NAXIS3  =") + std::string(71, '\'')}) {
+        std::string quotes = bytes;
+        quotes.replace(80 * 5, 80, card);
+        const std::string early = path("early-string.fits");
+        write_bytes(early, quotes);
+        EXPECT_THAT(error_of([&] { halconv::io::read_fits(early); }),
+                    HasSubstr(early + ": invalid FITS header (card 6 opens a string value before column 11"));
+    }
+    std::string fine = bytes;
+    fine.replace(80 * 5, 80, ("HIERARCH ESO DET = 'x'" + std::string(58, ' ')));
+    fine.replace(80 * 6, 80, ("COMMENT ='" + std::string(70, '\'')));
+    const std::string later = path("later-string.fits");
+    write_bytes(later, fine);
+    EXPECT_EQ(halconv::io::read_fits(later).width, 40);
+
     halconv::io::FitsImage int16 = img;
     int16.bitpix = 16;
     const std::string out = path("out.fits");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include "halconv/error.h"
 #include "image_io.h"
@@ -33,6 +34,35 @@ int close_file(fitsfile *file, int status) {
     return status;
 }
 
+// Throws unless every card of the primary header that holds a quoted string value opens
+// it at column 11 or later, as FITS requires ("= " in columns 9-10). cfitsio 4.2 writes
+// one byte past a stack buffer when a string of doubled quotes starts earlier (found by
+// fuzzing it, tests/fuzz): such headers must not reach it.
+void check_string_cards(const std::string &name, const std::vector<char> &bytes) {
+    constexpr size_t card = 80;
+    for (size_t at = 0; at + card <= bytes.size(); at += card) {
+        const std::string_view c(bytes.data() + at, card);
+        const std::string_view keyword = c.substr(0, 8);
+        if (keyword == "END     ") {
+            return;
+        }
+        if (keyword == "COMMENT " || keyword == "HISTORY " || keyword == "CONTINUE" || keyword == "        ") {
+            continue;  // no value: cfitsio reads them as text
+        }
+        // Where cfitsio looks for the value: after '=' in columns 9-10, else after the first '='.
+        size_t value = c.substr(8, 2) == "= " ? 10 : c.find('=');
+        if (value == std::string_view::npos) {
+            continue;
+        }
+        value = c.find_first_not_of(' ', value == 10 ? 10 : value + 1);
+        if (value != std::string_view::npos && value < 10 && c[value] == '\'') {
+            throw Error(ErrorCode::io, "cannot read " + name + ": invalid FITS header (card " +
+                                           std::to_string(at / card + 1) +
+                                           " opens a string value before column 11; FITS puts '= ' in columns 9-10)");
+        }
+    }
+}
+
 }  // namespace
 
 FitsImage read_fits(const std::string &path, const ReadLimits &limits) {
@@ -49,6 +79,7 @@ FitsImage read_fits_bytes(const std::string &name, const std::vector<char> &byte
     if (bytes.size() < 2880) {
         throw Error(ErrorCode::io, "cannot read " + name + ": truncated (shorter than one 2880-byte header block)");
     }
+    check_string_cards(name, bytes);
     // cfitsio reads through these; it does not write to a READONLY memory file.
     void *buffer = const_cast<char *>(bytes.data());
     size_t size = bytes.size();
