@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "HalideRuntimeCuda.h"
+#include "cuda_check.h"
 #include "halconv_tc.h"
 #include "internal.h"
 
@@ -65,14 +66,6 @@ int release_context(void * /*user_context*/) {
 int get_stream(void * /*user_context*/, void * /*ctx*/, void **stream) {
     *stream = static_cast<void *>(current_stream());
     return halide_error_code_success;
-}
-
-void check_cuda(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-        cudaGetLastError();  // clear it: the failure is reported, not left for the next call
-        throw Error(e == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::device,
-                    std::string(what) + ": " + cudaGetErrorString(e));
-    }
 }
 
 }  // namespace

@@ -6,20 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "cuda_check.h"
 #include "halconv/error.h"
 #include "workspace_pool.h"
 
 namespace halconv::internal {
 
 namespace {
-
-void check_cuda(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-        cudaGetLastError();  // clear it: the failure is reported, not left for the next call
-        throw Error(e == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::device,
-                    std::string(what) + ": " + cudaGetErrorString(e));
-    }
-}
 
 // A stream of halconv's own per device, for the frees of dropped plans: ordered after
 // their last uses by events, never after the caller's later work, and alive when the

@@ -81,12 +81,12 @@ Device parse_device(const std::string &flag, const std::string &value);
 // or the input's own directory) and batches in which two inputs share a file name.
 int run_files(std::vector<std::string> paths, const std::function<void(const std::string &, const std::string &)> &one);
 
-// One float32 plane of an image: gray as it is, colour as Rec. 601 luma (alpha dropped).
 // The folder of halconv's data (the demo's photo): $HALCONV_DATA_DIR, else the installed
 // share/halconv beside this executable's bin/, else the source tree's data/ (a build
 // tree); "" when none holds cameraman.png.
 std::string data_dir();
 
+// One float32 plane of an image: gray as it is, colour as Rec. 601 luma (alpha dropped).
 Halide::Runtime::Buffer<float> luma_plane(const io::Image &image);
 Halide::Runtime::Buffer<float> plane_of(const std::vector<double> &samples, int width, int height);
 std::vector<double> samples_of(const Halide::Runtime::Buffer<float> &plane);
