@@ -275,6 +275,40 @@ TEST_F(Cli, BatchModeNeverOverwritesInputsOrItsOwnOutputs) {
     EXPECT_THAT(r.output, Not(HasSubstr("halconv: error: halconv:")));
 }
 
+// Option syntax (CLI11's): "--flag=value" is "--flag value", a repeated option keeps
+// its last value, and words a command does not take are refused, not ignored.
+TEST_F(Cli, OptionSyntax) {
+    const std::string input = path("in.fits");
+    halconv::io::write_fits(input, random_fits(9, 7));
+    CliRun r = run_cli("filter '" + input + "' '" + path("eq.fits") + "' --kernel=box:3 --mode=valid --device=cpu");
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_cli("filter '" + input + "' '" + path("last.fits") +
+                "' --kernel box:3 --mode full --mode valid --device cpu");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const halconv::io::FitsImage eq = halconv::io::read_fits(path("eq.fits"));
+    const halconv::io::FitsImage last = halconv::io::read_fits(path("last.fits"));
+    EXPECT_EQ(eq.width, 7);
+    EXPECT_EQ(eq.height, 5);
+    EXPECT_EQ(last.width, 7);
+    EXPECT_EQ(last.height, 5);
+    EXPECT_EQ(eq.data, last.data);
+
+    const std::vector<std::tuple<std::string, std::string>> refused = {
+        {"tune --quiet stray", "unexpected argument stray (see halconv tune --help)"},
+        {"bench-quick 512", "unexpected argument 512 (see halconv bench-quick --help)"},
+        {"demo a.png b.png", "unexpected argument b.png (the demo takes one IMAGE.png)"},
+        {"edges '" + input + "' '" + path("e.fits") + "' --staged --frobnicate", "unknown option --frobnicate"},
+        {"unsharp '" + input + "' '" + path("u.fits") + "' --sigma", "--sigma needs a value"},
+    };
+    for (const auto &[args, message] : refused) {
+        r = run_cli(args);
+        EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+        EXPECT_THAT(r.output, HasSubstr("halconv: error: " + message)) << args;
+    }
+    EXPECT_FALSE(fs::exists(path("e.fits")));
+    EXPECT_FALSE(fs::exists(path("u.fits")));
+}
+
 // The tool's working-memory budget: an image beyond it is refused from its header, with
 // the budget named; a malformed budget is an error, not ignored.
 TEST_F(Cli, ImagesBeyondTheMemoryBudgetAreRefused) {
@@ -593,7 +627,7 @@ TEST_F(Cli, PipelineCommandErrors) {
         {"unsharp " + io + "--sigma 2 --kernel box:3", 2, "give the blur as --sigma S or as --kernel SPEC"},
         {"unsharp " + io + "--sigma 2 --amount x", 2, "--amount x: allowed a finite number"},
         {"unsharp " + io + "--sigma -2", 1, "sigma '-2'"},
-        {"info extra", 2, "halconv info takes no arguments"},
+        {"info extra", 2, "unexpected argument extra (see halconv info --help)"},
         {"bench-quick --sizes 0", 2, "allowed whole numbers from 1 to 16384"},
         {"bench-quick --frobnicate 1", 2, "unknown option --frobnicate"},
         {"demo --device gpu", 2, "--device gpu: allowed auto, cpu, cuda"},

@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <new>
+#include <utility>
 
 namespace halconv::cli {
 
@@ -84,31 +86,61 @@ std::string error_text(const std::exception &e) {
     return what.rfind("halconv: ", 0) == 0 ? what.substr(9) : what;
 }
 
-bool walk_arguments(const std::vector<std::string> &args, const char *usage,
-                    std::initializer_list<std::string> switches, std::vector<std::string> &paths,
-                    const std::function<void(const std::string &)> &on_switch,
-                    const std::function<void(const std::string &, const std::string &)> &on_option) {
-    bool only_paths = false;
-    for (size_t i = 0; i < args.size(); i++) {
-        const std::string &a = args[i];
-        if (only_paths || a == "-" || a.empty() || a[0] != '-') {
-            paths.push_back(a);
-        } else if (a == "--") {
-            only_paths = true;
-        } else if (a == "--help" || a == "-h") {
-            std::puts(usage);
-            return false;
-        } else if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
-            on_switch(a);
-        } else if (a.rfind("--", 0) != 0) {
-            throw UsageError("unknown option " + a + " (a file whose name starts with '-': write ./" + a + ")");
-        } else if (i + 1 >= args.size()) {
-            throw UsageError(a + " needs a value");
-        } else {
-            on_option(a, args[++i]);
+CommandLine::CommandLine(std::string command, std::string usage)
+    : command_(std::move(command)), usage_(std::move(usage)), app_(std::make_unique<CLI::App>()) {
+    app_->set_help_flag("-h,--help");
+    // Unknown words are collected and refused below with the tool's own messages.
+    app_->allow_extras();
+    app_->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+CommandLine::~CommandLine() = default;
+
+CommandLine &CommandLine::option(const std::string &flag, Handler handle) {
+    app_->add_option_function<std::string>(flag, [flag, handle](const std::string &value) { handle(flag, value); });
+    return *this;
+}
+
+CommandLine &CommandLine::flag(const std::string &flag, bool &set) {
+    app_->add_flag(flag, set);
+    return *this;
+}
+
+CommandLine &CommandLine::paths(std::vector<std::string> &paths) {
+    app_->add_option("paths", paths);
+    return *this;
+}
+
+bool CommandLine::parse(const std::vector<std::string> &args) {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
+    try {
+        app_->parse(reversed);
+    } catch (const CLI::CallForHelp &) {
+        std::puts(usage_.c_str());
+        return false;
+    } catch (const CLI::ArgumentMismatch &e) {
+        // A value option that ends the line; CLI11 takes any next word as the value.
+        if (!args.empty() && args.back().rfind("--", 0) == 0) {
+            throw UsageError(args.back() + " needs a value");
         }
+        throw UsageError(std::string(e.what()) + " (see halconv " + command_ + " --help)");
+    } catch (const CLI::ParseError &e) {
+        throw UsageError(std::string(e.what()) + " (see halconv " + command_ + " --help)");
     }
-    return true;
+    // CLI11 lists the "--" that ends the options among the words it did not take.
+    std::vector<std::string> extra = app_->remaining();
+    std::erase(extra, "--");
+    if (extra.empty()) {
+        return true;
+    }
+    const std::string &word = extra.front();
+    if (word.rfind("--", 0) == 0) {
+        throw UsageError("unknown option " + word + " (see halconv " + command_ + " --help)");
+    }
+    if (word.size() > 1 && word[0] == '-') {
+        throw UsageError("unknown option " + word + " (a file whose name starts with '-': write ./" + word + ")");
+    }
+    throw UsageError("unexpected argument " + word + " (see halconv " + command_ + " --help)");
 }
 
 void check_paths(const std::vector<std::string> &paths, const std::string &command) {

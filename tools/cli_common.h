@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,10 @@
 #include "HalideBuffer.h"
 #include "halconv/halconv.h"
 #include "image_io.h"
+
+namespace CLI {
+class App;
+}
 
 namespace halconv::cli {
 
@@ -53,16 +58,32 @@ Enum parse_choice(const std::string &flag, const std::string &value, std::initia
     throw UsageError(flag + " " + value + ": allowed " + allowed);
 }
 
-// Walks a command's arguments in order: --help / -h prints `usage` and returns false;
-// a flag among `switches` goes to on_switch; any other --flag takes the next argument
-// as its value (on_option, which throws UsageError for flags it does not know);
-// everything else is appended to `paths`, and so is everything after "--". Throws
-// UsageError for a flag without value and for any other word that starts with '-'
-// (a stray option must not become a file name: write ./-x for a path that does).
-bool walk_arguments(const std::vector<std::string> &args, const char *usage,
-                    std::initializer_list<std::string> switches, std::vector<std::string> &paths,
-                    const std::function<void(const std::string &)> &on_switch,
-                    const std::function<void(const std::string &, const std::string &)> &on_option);
+// A command's arguments, parsed by CLI11 with the tool's conventions: --help / -h prints
+// the command's usage and parse() returns false; a value option keeps its last value
+// ("--mode same" or "--mode=same"); the words that are not options are the command's
+// paths, and so is everything after "--". Unknown options, missing values and words a
+// command does not take throw UsageError; a word that starts with '-' is never taken as
+// a path (a stray option must not become a file name: write ./-x for a file that does).
+class CommandLine {
+public:
+    using Handler = std::function<void(const std::string &flag, const std::string &value)>;
+
+    CommandLine(std::string command, std::string usage);
+    ~CommandLine();
+    CommandLine(const CommandLine &) = delete;
+    CommandLine &operator=(const CommandLine &) = delete;
+
+    // `handle(flag, value)` runs during parse() with the option's last value, if given.
+    CommandLine &option(const std::string &flag, Handler handle);
+    CommandLine &flag(const std::string &flag, bool &set);
+    // The words that are not options (IN... OUT); a command without paths refuses them.
+    CommandLine &paths(std::vector<std::string> &paths);
+    bool parse(const std::vector<std::string> &args);
+
+private:
+    std::string command_, usage_;
+    std::unique_ptr<CLI::App> app_;
+};
 
 // Throws UsageError unless `paths` holds the input(s) and then the output.
 void check_paths(const std::vector<std::string> &paths, const std::string &command);

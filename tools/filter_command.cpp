@@ -129,29 +129,27 @@ int filter_command(const std::vector<std::string> &args) {
     Filter f;
     std::vector<std::string> paths;
     std::string spec;
-    const auto option = [&](const std::string &a, const std::string &v) {
-        if (a == "--kernel") {
-            spec = v;
-        } else if (a == "--algorithm") {
-            f.options.algorithm = parse_algorithm(a, v);
-        } else if (a == "--precision") {
-            f.options.precision =
-                parse_choice(a, v, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32});
-        } else if (a == "--mode") {
-            f.options.mode = parse_choice(a, v, {Mode::valid, Mode::same, Mode::full});
-        } else if (a == "--boundary") {
-            f.options.boundary = parse_boundary(a, v);
-        } else if (a == "--device") {
-            f.options.device = parse_device(a, v);
-        } else if (a == "--fill") {
-            f.options.fill_value = parse_fill(a, v);
-        } else {
-            throw UsageError("unknown option " + a + " (see halconv filter --help)");
-        }
-    };
-    const std::string usage = filter_usage();
-    const auto flag = [&](const std::string &a) { (a == "--verbose" ? f.verbose : f.convolve) = true; };
-    if (!walk_arguments(args, usage.c_str(), {"--convolve", "--verbose"}, paths, flag, option)) {
+    CommandLine line("filter", filter_usage());
+    line.paths(paths)
+        .flag("--convolve", f.convolve)
+        .flag("--verbose", f.verbose)
+        .option("--kernel", [&](const std::string &, const std::string &v) { spec = v; })
+        .option("--algorithm",
+                [&](const std::string &a, const std::string &v) { f.options.algorithm = parse_algorithm(a, v); })
+        .option("--precision",
+                [&](const std::string &a, const std::string &v) {
+                    f.options.precision =
+                        parse_choice(a, v, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32});
+                })
+        .option("--mode",
+                [&](const std::string &a, const std::string &v) {
+                    f.options.mode = parse_choice(a, v, {Mode::valid, Mode::same, Mode::full});
+                })
+        .option("--boundary",
+                [&](const std::string &a, const std::string &v) { f.options.boundary = parse_boundary(a, v); })
+        .option("--device", [&](const std::string &a, const std::string &v) { f.options.device = parse_device(a, v); })
+        .option("--fill", [&](const std::string &a, const std::string &v) { f.options.fill_value = parse_fill(a, v); });
+    if (!line.parse(args)) {
         return 0;
     }
     if (spec.empty()) {

@@ -52,27 +52,21 @@ double median_wall_ms(Fn fn) {
 }
 
 int demo(const std::vector<std::string> &args) {
-    std::string input, out_dir = "out";
+    std::vector<std::string> words;
+    std::string out_dir = "out";
     halconv::Device device = halconv::Device::automatic;
-    for (size_t i = 0; i < args.size(); i++) {
-        const std::string &a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::puts("usage: halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]");
-            return 0;
-        }
-        if ((a == "--out" || a == "--device") && i + 1 >= args.size()) {
-            throw halconv::cli::UsageError(a + " needs a value");
-        }
-        if (a == "--out") {
-            out_dir = args[++i];
-        } else if (a == "--device") {
-            device = halconv::cli::parse_device(a, args[++i]);
-        } else if (a.rfind("--", 0) == 0) {
-            throw halconv::cli::UsageError("unknown option " + a + " (see halconv demo --help)");
-        } else {
-            input = a;
-        }
+    halconv::cli::CommandLine line("demo", "usage: halconv demo [IMAGE.png] [--out DIR] [--device auto|cpu|cuda]");
+    line.paths(words)
+        .option("--out", [&](const std::string &, const std::string &v) { out_dir = v; })
+        .option("--device",
+                [&](const std::string &a, const std::string &v) { device = halconv::cli::parse_device(a, v); });
+    if (!line.parse(args)) {
+        return 0;
     }
+    if (words.size() > 1) {
+        throw halconv::cli::UsageError("unexpected argument " + words[1] + " (the demo takes one IMAGE.png)");
+    }
+    std::string input = words.empty() ? "" : words.front();
     if (input.empty()) {
         const std::string data = halconv::cli::data_dir();
         if (data.empty()) {

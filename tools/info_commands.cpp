@@ -75,12 +75,10 @@ double median_ms(int reps, Halide::Runtime::Buffer<> &out, Fn fn) {
 }  // namespace
 
 int info_command(const std::vector<std::string> &args) {
-    if (!args.empty()) {
-        if (args[0] == "--help" || args[0] == "-h") {
-            std::puts("usage: halconv info\n  Versions, CUDA devices and the pipelines compiled into this build.");
-            return 0;
-        }
-        throw UsageError("halconv info takes no arguments (got " + args[0] + ")");
+    if (!CommandLine("info",
+                     "usage: halconv info\n  Versions, CUDA devices and the pipelines compiled into this build.")
+             .parse(args)) {
+        return 0;
     }
     const BuildInfo info = build_info();
     std::printf("halconv %s, Halide %s\n", info.version.c_str(), info.halide_version.c_str());
@@ -149,27 +147,13 @@ int bench_quick_command(const std::vector<std::string> &args) {
     Device device = Device::automatic;
     std::vector<int> sizes, kernels;
     int reps = 5;
-    for (size_t i = 0; i < args.size(); i++) {
-        const std::string &a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::puts(bench_quick_usage);
-            return 0;
-        }
-        if (i + 1 >= args.size()) {
-            throw UsageError(a.rfind("--", 0) == 0 ? a + " needs a value" : "unexpected argument " + a);
-        }
-        const std::string &v = args[++i];
-        if (a == "--device") {
-            device = parse_device(a, v);
-        } else if (a == "--sizes") {
-            sizes = parse_int_list(a, v);
-        } else if (a == "--kernels") {
-            kernels = parse_int_list(a, v);
-        } else if (a == "--reps") {
-            reps = parse_int_list(a, v).front();
-        } else {
-            throw UsageError("unknown option " + a + " (see halconv bench-quick --help)");
-        }
+    CommandLine line("bench-quick", bench_quick_usage);
+    line.option("--device", [&](const std::string &a, const std::string &v) { device = parse_device(a, v); })
+        .option("--sizes", [&](const std::string &a, const std::string &v) { sizes = parse_int_list(a, v); })
+        .option("--kernels", [&](const std::string &a, const std::string &v) { kernels = parse_int_list(a, v); })
+        .option("--reps", [&](const std::string &a, const std::string &v) { reps = parse_int_list(a, v).front(); });
+    if (!line.parse(args)) {
+        return 0;
     }
     if (device == Device::automatic) {
         device = cuda_available() ? Device::cuda : Device::cpu;

@@ -27,18 +27,11 @@ const char *const unsharp_usage =
     "  Colour per channel, alpha passed through; the output keeps the input's format.\n"
     "  Defaults: amount 1, boundary reflect, fill 0, device auto.";
 
-// Options common to both commands; returns false for a flag it does not know.
-bool pipeline_option(const std::string &flag, const std::string &value, PipelineOptions &o) {
-    if (flag == "--boundary") {
-        o.boundary = parse_boundary(flag, value);
-    } else if (flag == "--fill") {
-        o.fill_value = parse_fill(flag, value);
-    } else if (flag == "--device") {
-        o.device = parse_device(flag, value);
-    } else {
-        return false;
-    }
-    return true;
+// The options both commands take.
+void pipeline_options(CommandLine &line, PipelineOptions &o) {
+    line.option("--boundary", [&o](const std::string &a, const std::string &v) { o.boundary = parse_boundary(a, v); })
+        .option("--fill", [&o](const std::string &a, const std::string &v) { o.fill_value = parse_fill(a, v); })
+        .option("--device", [&o](const std::string &a, const std::string &v) { o.device = parse_device(a, v); });
 }
 
 void edges_file(const std::string &in, const std::string &out, double threshold, const PipelineOptions &o) {
@@ -95,22 +88,20 @@ void unsharp_file(const std::string &in, const std::string &out, Halide::Runtime
 int edges_command(const std::vector<std::string> &args) {
     PipelineOptions o;
     double threshold = default_edge_threshold;
+    bool staged = false;
     std::vector<std::string> paths;
-    const auto option = [&](const std::string &a, const std::string &v) {
-        if (a == "--threshold") {
-            threshold = parse_number(a, v);
-            if (!std::isfinite(threshold) || threshold < 0) {
-                throw UsageError("--threshold " + v + ": allowed a number >= 0");
-            }
-        } else if (!pipeline_option(a, v, o)) {
-            throw UsageError("unknown option " + a + " (see halconv edges --help)");
+    CommandLine line("edges", edges_usage);
+    line.paths(paths).flag("--staged", staged).option("--threshold", [&](const std::string &a, const std::string &v) {
+        threshold = parse_number(a, v);
+        if (threshold < 0) {
+            throw UsageError(a + " " + v + ": allowed a number >= 0");
         }
-    };
-    if (!walk_arguments(
-            args, edges_usage, {"--staged"}, paths, [&](const std::string &) { o.staging = Staging::staged; },
-            option)) {
+    });
+    pipeline_options(line, o);
+    if (!line.parse(args)) {
         return 0;
     }
+    o.staging = staged ? Staging::staged : Staging::fused;
     check_paths(paths, "edges");
     return run_files(paths, [&](const std::string &in, const std::string &out) { edges_file(in, out, threshold, o); });
 }
@@ -120,22 +111,13 @@ int unsharp_command(const std::vector<std::string> &args) {
     double amount = 1.0;
     std::string sigma, spec;
     std::vector<std::string> paths;
-    const auto option = [&](const std::string &a, const std::string &v) {
-        if (a == "--amount") {
-            amount = parse_number(a, v);
-            if (!std::isfinite(amount)) {
-                throw UsageError("--amount " + v + ": allowed a finite number");
-            }
-        } else if (a == "--sigma") {
-            sigma = v;
-        } else if (a == "--kernel") {
-            spec = v;
-        } else if (!pipeline_option(a, v, o)) {
-            throw UsageError("unknown option " + a + " (see halconv unsharp --help)");
-        }
-    };
-    if (!walk_arguments(
-            args, unsharp_usage, {}, paths, [](const std::string &) {}, option)) {
+    CommandLine line("unsharp", unsharp_usage);
+    line.paths(paths)
+        .option("--amount", [&](const std::string &a, const std::string &v) { amount = parse_number(a, v); })
+        .option("--sigma", [&](const std::string &, const std::string &v) { sigma = v; })
+        .option("--kernel", [&](const std::string &, const std::string &v) { spec = v; });
+    pipeline_options(line, o);
+    if (!line.parse(args)) {
         return 0;
     }
     if (sigma.empty() == spec.empty()) {

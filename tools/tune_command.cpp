@@ -52,56 +52,57 @@ int tune_command(const std::vector<std::string> &args) {
     TuneOptions o;
     std::string output;
     bool quiet = false;
-    std::vector<std::string> stray;
-    const auto option = [&](const std::string &a, const std::string &v) {
-        if (a == "--device") {
-            o.device = parse_device(a, v);
-        } else if (a == "--sizes") {
-            for (const std::string &s : items(a, v)) {
-                const size_t x = s.find('x');
-                const int w = whole_number(a, s.substr(0, x), 1 << 16);
-                o.sizes.push_back({w, x == std::string::npos ? w : whole_number(a, s.substr(x + 1), 1 << 16)});
-            }
-        } else if (a == "--kernels") {
-            for (const std::string &k : items(a, v)) {
-                o.kernels.push_back(whole_number(a, k, 4096));
-            }
-        } else if (a == "--precisions") {
-            for (const std::string &p : items(a, v)) {
-                o.precisions.push_back(
-                    parse_choice(a, p, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}));
-            }
-        } else if (a == "--modes") {
-            for (const std::string &m : items(a, v)) {
-                o.modes.push_back(parse_choice(a, m, {Mode::valid, Mode::same, Mode::full}));
-            }
-        } else if (a == "--algorithms") {
-            for (const std::string &name : items(a, v)) {
-                const Algorithm algorithm = parse_algorithm(a, name);
-                if (algorithm == Algorithm::automatic) {
-                    throw UsageError(a + ": name the algorithms to measure, not auto");
-                }
-                o.algorithms.push_back(algorithm);
-            }
-        } else if (a == "--reps") {
-            o.reps = whole_number(a, v, 1000);
-        } else if (a == "--max-ms") {
-            o.max_ms = parse_number(a, v);
-            if (!(o.max_ms > 0)) {
-                throw UsageError(a + " " + v + ": allowed a number > 0");
-            }
-        } else if (a == "--output") {
-            output = v;
-        } else {
-            throw UsageError("unknown option " + a + " (see halconv tune --help)");
-        }
-    };
-    if (!walk_arguments(
-            args, tune_usage, {"--quiet"}, stray, [&](const std::string &) { quiet = true; }, option)) {
+    CommandLine line("tune", tune_usage);
+    line.flag("--quiet", quiet)
+        .option("--device", [&](const std::string &a, const std::string &v) { o.device = parse_device(a, v); })
+        .option("--sizes",
+                [&](const std::string &a, const std::string &v) {
+                    for (const std::string &s : items(a, v)) {
+                        const size_t x = s.find('x');
+                        const int w = whole_number(a, s.substr(0, x), 1 << 16);
+                        o.sizes.push_back({w, x == std::string::npos ? w : whole_number(a, s.substr(x + 1), 1 << 16)});
+                    }
+                })
+        .option("--kernels",
+                [&](const std::string &a, const std::string &v) {
+                    for (const std::string &k : items(a, v)) {
+                        o.kernels.push_back(whole_number(a, k, 4096));
+                    }
+                })
+        .option("--precisions",
+                [&](const std::string &a, const std::string &v) {
+                    for (const std::string &p : items(a, v)) {
+                        o.precisions.push_back(
+                            parse_choice(a, p, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}));
+                    }
+                })
+        .option("--modes",
+                [&](const std::string &a, const std::string &v) {
+                    for (const std::string &m : items(a, v)) {
+                        o.modes.push_back(parse_choice(a, m, {Mode::valid, Mode::same, Mode::full}));
+                    }
+                })
+        .option("--algorithms",
+                [&](const std::string &a, const std::string &v) {
+                    for (const std::string &name : items(a, v)) {
+                        const Algorithm algorithm = parse_algorithm(a, name);
+                        if (algorithm == Algorithm::automatic) {
+                            throw UsageError(a + ": name the algorithms to measure, not auto");
+                        }
+                        o.algorithms.push_back(algorithm);
+                    }
+                })
+        .option("--reps", [&](const std::string &a, const std::string &v) { o.reps = whole_number(a, v, 1000); })
+        .option("--max-ms",
+                [&](const std::string &a, const std::string &v) {
+                    o.max_ms = parse_number(a, v);
+                    if (!(o.max_ms > 0)) {
+                        throw UsageError(a + " " + v + ": allowed a number > 0");
+                    }
+                })
+        .option("--output", [&](const std::string &, const std::string &v) { output = v; });
+    if (!line.parse(args)) {
         return 0;
-    }
-    if (!stray.empty()) {
-        throw UsageError("unexpected argument " + stray.front() + " (see halconv tune --help)");
     }
     if (output.empty()) {
         output = default_wisdom_path();
@@ -110,7 +111,7 @@ int tune_command(const std::vector<std::string> &args) {
         }
     }
     if (!quiet) {
-        o.progress = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+        o.progress = [](const std::string &progress) { std::fprintf(stderr, "%s\n", progress.c_str()); };
     }
     std::string command = "halconv tune";
     for (const std::string &a : args) {
