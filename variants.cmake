@@ -59,6 +59,18 @@ halconv_variant(diagonal_unroll cuda tensor_core dki_m16n16k16 REQUIRES tensor_c
 halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core dki_m32n8k16 REQUIRES tensor_core_kernel
     DOC "tensor cores: diagonal unrolling with WMMA m32n8k16 (32 kernel columns x 8 image columns)")
 
+# FFT convolution (overlap-save): a row per transform size T (the schedule column);
+# limit fft_tile lets through only the T that costs least for the kernel and output.
+# Transform sizes: f32, the default precision, has every power of two from 64 to 1024;
+# f64, f16 and f16f32 (f32 transforms of f16 data) have 256 (kernels up to 256): each
+# row and precision is a pipeline of ~50 s of Halide compilation (CI builds each twice).
+halconv_variant(fft cpu fft 64 PRECISIONS f32 REQUIRES fft_tile
+    DOC "overlap-save: T x T tiles of the image transformed, times the kernel's spectrum, transformed back")
+halconv_variant(fft cpu fft 128 PRECISIONS f32 REQUIRES fft_tile)
+halconv_variant(fft cpu fft 256 REQUIRES fft_tile)
+halconv_variant(fft cpu fft 512 PRECISIONS f32 REQUIRES fft_tile)
+halconv_variant(fft cpu fft 1024 PRECISIONS f32 REQUIRES fft_tile)
+
 # ---- multichannel_correlate2d / convolve2d: halconv::MultichannelAlgorithm ----
 halconv_api(multichannel ENUM MultichannelAlgorithm
     AUTOMATIC "CUDA: implicit_gemm for f16 and f16f32, im2col for f32, direct for f64 and on the CPU")

@@ -76,22 +76,24 @@ endfunction()
 # halconv_generator(<name> SIGNATURE <kernel2d|kernel2d_extended|separable|edges|unsharp>
 #                   SCHEDULE_PARAM <GeneratorParam the rows' schedule sets>
 #                   [PRECISIONS <default precisions>] [FIXED_TYPES | TYPED <buffer>...]
-#                   [VALID_FORM] [TENSOR_CORES])
+#                   [VALID_FORM] [TENSOR_CORES] [FINITE_INPUT])
 # Declares the Halide generator halconv_<name> (generators/<name>_generator.cpp): how
 # src/ calls its pipelines (SIGNATURE, internal::Signature), which of its buffers take
 # the precision's storage type (TYPED; `output` takes the output type), FIXED_TYPES when
 # it has no precision parameter (one library per row), VALID_FORM when a second
-# generator halconv_<name>_valid computes the valid correlation of the image as it is.
+# generator halconv_<name>_valid computes the valid correlation of the image as it is;
+# FINITE_INPUT when every output of a tile depends on every sample of it (a transform):
+# a call whose image holds NaN or Inf runs a direct variant instead (src/plan.cpp).
 function(halconv_generator name)
-    cmake_parse_arguments(ARG "FIXED_TYPES;VALID_FORM;TENSOR_CORES" "SIGNATURE;SCHEDULE_PARAM" "PRECISIONS;TYPED"
-                          ${ARGN})
+    cmake_parse_arguments(ARG "FIXED_TYPES;VALID_FORM;TENSOR_CORES;FINITE_INPUT" "SIGNATURE;SCHEDULE_PARAM"
+                          "PRECISIONS;TYPED" ${ARGN})
     if (NOT ARG_SIGNATURE OR NOT ARG_SCHEDULE_PARAM)
         message(FATAL_ERROR "halconv_generator(${name}): SIGNATURE and SCHEDULE_PARAM are required")
     endif ()
     if (NOT ARG_PRECISIONS)
         set(ARG_PRECISIONS ${HALCONV_PRECISIONS})
     endif ()
-    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM TENSOR_CORES)
+    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM TENSOR_CORES FINITE_INPUT)
         set_property(GLOBAL PROPERTY HALCONV_GENERATOR_${name}_${key} "${ARG_${key}}")
     endforeach ()
     set_property(GLOBAL PROPERTY HALCONV_GENERATOR_${name}_DECLARED TRUE)
@@ -102,6 +104,7 @@ halconv_generator(conv2d SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input 
 halconv_generator(separable SIGNATURE separable SCHEDULE_PARAM schedule TYPED input row_kernel col_kernel output)
 halconv_generator(tensor_core SIGNATURE kernel2d_extended SCHEDULE_PARAM variant PRECISIONS f16 f16f32
                   TYPED output VALID_FORM TENSOR_CORES)
+halconv_generator(fft SIGNATURE kernel2d SCHEDULE_PARAM tile TYPED input kernel output FINITE_INPUT)
 halconv_generator(multichannel SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output)
 halconv_generator(im2col SIGNATURE kernel2d SCHEDULE_PARAM gemm PRECISIONS f32 f16 f16f32
                   TYPED input kernel output VALID_FORM)
@@ -162,7 +165,7 @@ function(halconv_variant algorithm device generator schedule)
         message(FATAL_ERROR "halconv_variant(${algorithm} ...): no generator '${generator}' is declared "
                             "(halconv_generator in cmake/halconv_registry.cmake)")
     endif ()
-    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM TENSOR_CORES)
+    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM TENSOR_CORES FINITE_INPUT)
         get_property(gen_${key} GLOBAL PROPERTY HALCONV_GENERATOR_${generator}_${key})
     endforeach ()
     if (NOT ARG_API)
@@ -271,6 +274,10 @@ function(halconv_variant algorithm device generator schedule)
     if (gen_TENSOR_CORES)
         set(tensor_cores true)
     endif ()
+    set(finite_input false)
+    if (gen_FINITE_INPUT)
+        set(finite_input true)
+    endif ()
     _halconv_cxx_string("${ARG_DOC}" doc)
     list(JOIN fns ", " fns_text)
     list(JOIN libraries ", " libraries_text)
@@ -284,6 +291,7 @@ function(halconv_variant algorithm device generator schedule)
     string(APPEND row "     .signature = Signature::${gen_SIGNATURE},\n")
     string(APPEND row "     .tensor_cores = ${tensor_cores},\n")
     string(APPEND row "     .autoscheduled = ${autoscheduled},\n")
+    string(APPEND row "     .finite_input = ${finite_input},\n")
     string(APPEND row "     .modes = ${modes},\n")
     string(APPEND row "     .boundaries = ${boundaries},\n")
     string(APPEND row "     .limits = {${limits_text}},\n")

@@ -163,6 +163,10 @@ void check_no_overlap(const halide_buffer_t *input, const char *input_role, cons
 Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role);
 // The same check without keeping the values (no allocation: it runs on every call).
 void check_finite_host_values(halide_buffer_t *buf, const char *role);
+// The largest |value| of a host-resident 2D buffer whose rows are dense along x;
+// +infinity when a value is NaN or infinite (the transform algorithms' check, on every
+// call: one pass over the image, vectorized).
+double max_magnitude_2d(const halide_buffer_t *buf);
 // Best rank-1 factors K(i, j) ~ row[i] * col[j] (row along x) and the relative
 // Frobenius residual; row/col may be null when only the residual is wanted.
 double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,

@@ -1,6 +1,10 @@
 // The limits a registry row REQUIRES (variants.cmake): each says why the row cannot run
 // a request, or nothing. The geometry they test is the schedules' own (schedules/geometry.h).
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
 
 #include "geometry.h"
 #include "internal.h"
@@ -82,6 +86,48 @@ std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row)
            " output would need a scratch of " + std::to_string(scratch >> 20) + " MiB, more than " +
            std::to_string(autoscheduled_scratch_floor_bytes >> 20) +
            " MiB and 4 times the output (use auto, naive or shared_tiled)";
+}
+
+double fft_tile_cost(int tile, const Request &r) {
+    const int step_x = tile - r.kernel_width + 1, step_y = tile - r.kernel_height + 1;
+    if (step_x < 1 || step_y < 1) {
+        return std::numeric_limits<double>::infinity();
+    }
+    const double per_pair = double(tile) * double(tile) * std::log2(double(tile));
+    if (r.output_width == 0 || r.output_height == 0) {
+        return per_pair / (2.0 * step_x * step_y);  // per output
+    }
+    const double tiles_x = std::ceil(double(r.output_width) / step_x);
+    return std::ceil(tiles_x / 2.0) * std::ceil(double(r.output_height) / step_y) * per_pair;
+}
+
+std::string limit_fft_tile(const Request &r, const VariantRow &row) {
+    // The transform sizes are the algorithm's rows on this device (variants.cmake).
+    int best = 0, largest = 0;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (const VariantRow &other : variant_rows()) {
+        if (other.api != row.api || std::string_view(other.algorithm) != row.algorithm || other.device != row.device ||
+            !other.supports(r.precision)) {
+            continue;
+        }
+        const int tile = std::atoi(other.schedule);
+        largest = std::max(largest, tile);
+        if (const double cost = fft_tile_cost(tile, r); cost < best_cost) {
+            best_cost = cost;
+            best = tile;
+        }
+    }
+    const int tile = std::atoi(row.schedule);
+    if (best == tile) {
+        return {};
+    }
+    if (best == 0) {
+        return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is too large for algorithm " +
+               row.algorithm + ": its largest transform is " + shape_text(largest, largest) + " (kernels up to " +
+               std::to_string(largest) + " per axis)";
+    }
+    return std::string("algorithm ") + row.algorithm + " computes this request with " + shape_text(best, best) +
+           " transforms, which cost less than " + shape_text(tile, tile);
 }
 
 }  // namespace halconv::internal

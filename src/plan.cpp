@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
 
 #include "cost_model.h"
 #include "geometry.h"
@@ -21,6 +23,10 @@ struct PlanState {
     Extent2d image, kernel, output;
     Dispatch dispatch;
     const internal::VariantRow *row = nullptr;
+    // A transform row (finite_input) runs calls whose image holds NaN or Inf, or values
+    // whose transforms could overflow (|x| above transform_limit), through `direct`.
+    const internal::VariantRow *direct = nullptr;
+    double transform_limit = 0.0;
     internal::PrecisionTypes types{};
     // The kernel as the pipeline takes it (storage type, dense, counted from 0): a 2D
     // buffer, or the row and column factors for the separable signature. On CUDA each
@@ -147,23 +153,33 @@ Choice choose_requested(const Options &o, Request &r) {
         device = internal::resolve_device(o.device);
     }
     r.device = device;
+    // Why none can: the first refusal of a row that has the precision, which says more
+    // than another row's "no variant for precision".
     std::string why;
+    bool why_has_precision = false;
     for (const VariantRow *row : internal::rows_of(Api::correlate2d, value, device)) {
-        why = row->refusal(r);
-        if (why.empty()) {
+        const std::string refusal = row->refusal(r);
+        if (refusal.empty()) {
             return {row, o.algorithm, std::string("requested (algorithm ") + name + ")"};
+        }
+        if (why.empty() || (!why_has_precision && row->supports(o.precision))) {
+            why = refusal;
+            why_has_precision = row->supports(o.precision);
         }
     }
     throw Error(ErrorCode::unsupported, why);
 }
 
-// Algorithm::automatic: the fastest candidate by the device's cost table.
-Choice choose_automatic(const Options &o, Request &r, Extent2d image, Extent2d kernel) {
+// Algorithm::automatic: the fastest candidate by the device's cost table, among the
+// rows `eligible` accepts.
+Choice choose_automatic(
+    const Options &o, Request &r, Extent2d image, Extent2d kernel,
+    bool (*eligible)(const VariantRow &) = [](const VariantRow &) { return true; }) {
     r.device = internal::resolve_device(o.device);
     std::vector<internal::AutoCandidate> candidates;
     for (int value : internal::algorithms_on(Api::correlate2d, r.device)) {
         for (const VariantRow *row : internal::rows_of(Api::correlate2d, value, r.device)) {
-            if (row->refusal(r).empty()) {
+            if (eligible(*row) && row->refusal(r).empty()) {
                 candidates.push_back({static_cast<Algorithm>(value), row});
                 break;
             }
@@ -269,6 +285,27 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
         o.algorithm == Algorithm::automatic ? choose_automatic(o, r, image, s->kernel) : choose_requested(o, r);
     s->row = c.row;
     s->dispatch = {r.device, c.algorithm, c.row->name(), c.reason};
+    if (c.row->finite_input) {
+        // The fastest direct sum on the same device, for calls a transform cannot take.
+        Options direct = o;
+        direct.device = r.device;
+        const Choice d = choose_automatic(direct, r, image, s->kernel, [](const VariantRow &candidate) {
+            return candidate.signature == internal::Signature::kernel2d && !candidate.finite_input &&
+                   !candidate.autoscheduled;
+        });
+        s->direct = d.row;
+        s->dispatch.reason += std::string("; a call whose image holds NaN or Inf runs ") + d.row->name();
+        // The transforms' largest intermediate is T^2 max|x| max(1, sum|k|) (fft.h); keep
+        // it a quarter of the working type's range.
+        double sum_abs = 0.0;
+        for (size_t i = 0; i < values.number_of_elements(); i++) {
+            sum_abs += std::abs(values.data()[i]);
+        }
+        const double tile = std::atof(c.row->schedule);
+        const double range = o.precision == Precision::f64 ? std::numeric_limits<double>::max()
+                                                           : double(std::numeric_limits<float>::max());
+        s->transform_limit = range / (4.0 * tile * tile * std::max(1.0, sum_abs));
+    }
     if (c.row->signature == internal::Signature::separable) {
         s->row_kernel = internal::storage_buffer(row, s->kernel.width, 1, 1, o.precision);
         s->column_kernel = internal::storage_buffer(col, s->kernel.height, 1, 1, o.precision);
@@ -425,6 +462,29 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
     output->set_device_dirty(true);
 }
 
+// Whether this call can run the plan's row: always, unless the row is a transform and
+// the image (or a constant boundary's fill) holds NaN, Inf or values beyond its range,
+// which would spread over a whole tile instead of the outputs whose window holds them.
+bool runs_as_transform(const PlanState &s, halide_buffer_t *image) {
+    if (s.direct == nullptr) {
+        return true;
+    }
+    const Options &o = s.options;
+    if (o.boundary == Boundary::constant && !(std::abs(o.fill_value) <= s.transform_limit)) {
+        return false;
+    }
+    if (s.dispatch.device != Device::cpu) {
+        throw Error(ErrorCode::internal, std::string("no finite-input check for ") + s.row->name() + " on the GPU");
+    }
+    if (image->host == nullptr) {
+        return true;  // the pipeline's own check refuses a device-only image on the CPU
+    }
+    if (image->device_dirty()) {
+        internal::check_call(halide_copy_to_host(nullptr, image), "copying the image to the host");
+    }
+    return internal::max_magnitude_2d(image) <= s.transform_limit;
+}
+
 }  // namespace
 
 void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
@@ -442,7 +502,8 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     const int oy = internal::mode_offset(s.kernel.height, o.mode, flip) + output->dim[1].min - image->dim[1].min;
     const Device device = s.dispatch.device;
     const int32_t boundary = static_cast<int32_t>(o.boundary);
-    const internal::PipelineFns &fn = s.row->fns(o.precision);
+    const internal::PipelineFns &fn =
+        runs_as_transform(s, image) ? s.row->fns(o.precision) : s.direct->fns(o.precision);
 
     internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
     rk::WorkspaceScope scope({lease.data(), s.extern_bytes});

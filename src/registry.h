@@ -76,6 +76,7 @@ struct VariantRow {
     Signature signature;
     bool tensor_cores;
     bool autoscheduled;   // scheduled by a Halide autoscheduler for large outputs (geometry.h)
+    bool finite_input;    // a transform: an image with NaN or Inf runs a direct variant (plan.cpp)
     unsigned modes;       // bit i: Mode i
     unsigned boundaries;  // bit i: Boundary i
     Limit limits[4];
@@ -122,5 +123,10 @@ std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
 std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row);
 std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row);
 std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row);
+std::string limit_fft_tile(const Request &r, const VariantRow &row);
+
+// The FFT's relative cost of transform size `tile` for a request (its work, in units of
+// T^2 log2 T per pair of tiles; infinity when the kernel does not fit the tile).
+double fft_tile_cost(int tile, const Request &r);
 
 }  // namespace halconv::internal

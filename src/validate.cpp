@@ -2,7 +2,9 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "halconv/float16.h"
@@ -207,6 +209,51 @@ void *checked_host_alloc(size_t bytes) {
                     "out of host memory: a buffer of " + std::to_string(bytes) + " bytes could not be allocated");
     }
     return p;
+}
+
+namespace {
+
+template <typename T>
+double max_magnitude_rows(const halide_buffer_t *buf) {
+    const int width = buf->dim[0].extent, height = buf->dim[1].extent;
+    const int64_t stride = buf->dim[1].stride;
+    const T *base = reinterpret_cast<const T *>(buf->host);
+    float largest = 0.0f;  // float arithmetic vectorizes; f64 values compare as doubles below
+    double largest64 = 0.0;
+    bool finite = true;
+    for (int y = 0; y < height; y++) {
+        const T *row = base + y * stride;
+        if constexpr (std::is_same_v<T, double>) {
+            for (int x = 0; x < width; x++) {
+                const double a = std::abs(row[x]);
+                finite &= a <= std::numeric_limits<double>::max();  // false for NaN and inf
+                largest64 = a > largest64 ? a : largest64;
+            }
+        } else {
+            for (int x = 0; x < width; x++) {
+                const float a = std::abs(static_cast<float>(row[x]));
+                finite &= a <= std::numeric_limits<float>::max();
+                largest = a > largest ? a : largest;
+            }
+        }
+    }
+    if (!finite) {
+        return std::numeric_limits<double>::infinity();
+    }
+    return std::is_same_v<T, double> ? largest64 : double(largest);
+}
+
+}  // namespace
+
+double max_magnitude_2d(const halide_buffer_t *buf) {
+    switch (buf->type.bits) {
+        case 64:
+            return max_magnitude_rows<double>(buf);
+        case 32:
+            return max_magnitude_rows<float>(buf);
+        default:
+            return max_magnitude_rows<_Float16>(buf);
+    }
 }
 
 Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role) {

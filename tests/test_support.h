@@ -189,4 +189,45 @@ inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffe
     return ::testing::AssertionSuccess();
 }
 
+// The FFT algorithm's stated bound (halconv.h): every output of a T x T tile is within
+// 8 u log2(T) (sum|k| + T ||k||_2) ||z||_2 of the exact value, z the tile's complex block
+// (two T x T blocks of the extended image), so ||z||_2 <= sqrt(2) T max|x| with max|x|
+// over the image and the fill. It is the transforms' normwise bound (Higham, Thm 24.2:
+// a relative 2-norm error of a few u per stage, log2 T stages each way) applied to one
+// output; a missed or misplaced tap costs |k x|, which exceeds it at f64 by many orders
+// of magnitude and at f32 for the kernels tested.
+inline double fft_error_bound(Precision p, int tile, const Image &kernel, double max_abs_x) {
+    double sum_abs = 0.0, sum_sq = 0.0;
+    for (double k : kernel.data) {
+        sum_abs += std::fabs(k);
+        sum_sq += k * k;
+    }
+    const double u = p == Precision::f64 ? 0x1p-53 : 0x1p-24;  // the transforms' arithmetic
+    return 8.0 * u * std::log2(double(tile)) * (sum_abs + tile * std::sqrt(sum_sq)) * std::sqrt(2.0) * tile * max_abs_x;
+}
+
+// |out - ref| <= absolute plus one rounding to the output type, per sample.
+inline ::testing::AssertionResult matches_reference_within(const Halide::Runtime::Buffer<> &out, const Reference &ref,
+                                                           Precision p, double absolute) {
+    if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
+        return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
+                                             << " != " << ref.value.width << "x" << ref.value.height;
+    }
+    int bad = 0;
+    std::string first;
+    for (size_t i = 0; i < ref.value.data.size(); i++) {
+        const double got = load(out, i), want = ref.value.data[i];
+        const double tol = absolute + output_roundoff(p) * std::fabs(want) + 2 * underflow_step(p);
+        if (!(std::fabs(got - want) <= tol) && bad++ == 0) {
+            first = "(" + std::to_string(i % ref.value.width) + "," + std::to_string(i / ref.value.width) + "): got " +
+                    std::to_string(got) + " want " + std::to_string(want) + " tol " + std::to_string(tol);
+        }
+    }
+    if (bad != 0) {
+        return ::testing::AssertionFailure()
+               << bad << " of " << ref.value.data.size() << " samples off; first " << first;
+    }
+    return ::testing::AssertionSuccess();
+}
+
 }  // namespace halconv::test

@@ -25,8 +25,8 @@
 // supports it on the device, by measured costs: built-in tables measured on an H100 and
 // on a reference CPU, or the present device's own, measured by `halconv tune`
 // (halconv/tuning.h). Every algorithm it can pick stays within the chosen precision's
-// stated error (the tests' bounds): Auto changes speed, not what the precision
-// promises. Per route:
+// stated error (the tests' bounds): Auto changes speed, and the kind of bound (per
+// window for direct sums, per tile for fft), not the precision's arithmetic. Per route:
 //   - direct sums (naive, shared_tiled, autoscheduled): each sum rounded in the
 //     precision's arithmetic, |error| <= (n + 4) u sum |k||x| for n taps (Higham 3.5);
 //   - tensor cores (f16, f16f32 only): float16 operands, float32 accumulation; the
@@ -35,6 +35,17 @@
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|.
+//   - fft (CPU; f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
+//     T x T tiles (T a power of two from 64 to 1024 for f32, 256 for the others, the
+//     cheapest for the kernel and output; kernels up to the largest T per axis). Its
+//     error is the transforms', spread over a tile rather than held to each window:
+//     each output within 8 u log2(T) (sum|k| + T ||k||_2) sqrt(2) T max|x| plus one
+//     rounding of the output, u = 2^-53 (f64) or 2^-24, max|x| over the image and the
+//     fill. A call whose image holds NaN or Inf, or values whose transforms could
+//     overflow, runs a direct sum instead (checked per call, one pass over the image),
+//     so NaN and Inf propagate as SciPy's do. Auto picks fft only where measured costs
+//     (halconv tune) say it is faster, and so only where those say so does the fft
+//     bound replace the direct sums'.
 // Dispatch (returned by every call, and Plan::dispatch) says what ran and why.
 //
 // Algorithm::autoscheduled runs what Halide's autoschedulers chose for a 4096 x 4096

@@ -1,0 +1,62 @@
+#include "fft_schedules.h"
+
+namespace halconv::sched {
+
+namespace {
+
+using Halide::Func;
+using Halide::LoopLevel;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// A transform stage over all of [0, T) in both dimensions, k split into its butterfly's
+// (blk, t, l) with the radix's outputs t unrolled (their selects fold) and i vectorized.
+void schedule_stage(const gen::fft::Stage &st, int vec, const LoopLevel &at) {
+    Var kk{"kk"}, blk{"blk"}, t{"t"}, l{"l"};
+    Func f = st.func;
+    f.compute_at(at)
+        .bound(st.i, 0, st.n)
+        .bound(st.k, 0, st.n)
+        .split(st.k, kk, l, st.q, TailStrategy::RoundUp)
+        .split(kk, blk, t, st.radix, TailStrategy::RoundUp)
+        .reorder(st.i, t, l, blk)
+        .unroll(t)
+        .vectorize(st.i, vec);
+}
+
+void schedule_transpose(Func f, int tile, int vec, const LoopLevel &at) {
+    Var u = f.args()[0], v = f.args()[1], ui{"ui"}, vi{"vi"};
+    f.compute_at(at)
+        .bound(u, 0, tile)
+        .bound(v, 0, tile)
+        .tile(u, v, ui, vi, vec, vec, TailStrategy::RoundUp)
+        .vectorize(ui)
+        .unroll(vi);
+}
+
+}  // namespace
+
+void schedule_fft_cpu(FftStages &s) {
+    const int vec = s.target.natural_vector_size(s.work);
+    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, pair{"pair"};
+    s.output.split(s.y, yo, yi, s.step_y, TailStrategy::GuardWithIf)
+        .split(s.x, xo, xi, 2 * s.step_x, TailStrategy::GuardWithIf)
+        .reorder(xi, yi, xo, yo)
+        .fuse(xo, yo, pair)
+        .parallel(pair)
+        .vectorize(xi, vec, TailStrategy::GuardWithIf);
+    const LoopLevel per_pair(s.output, pair);
+    for (size_t n = 0; n < s.transforms.size(); n++) {
+        const bool kernel = static_cast<int>(n) < s.kernel_transforms;
+        s.transforms[n].twiddle.compute_root();
+        for (const gen::fft::Stage &st : s.transforms[n].stages) {
+            schedule_stage(st, vec, kernel ? LoopLevel::root() : per_pair);
+        }
+    }
+    for (size_t n = 0; n < s.transposes.size(); n++) {
+        schedule_transpose(s.transposes[n], s.tile, vec, n == 0 ? LoopLevel::root() : per_pair);
+    }
+    s.spectrum.compute_root().vectorize(s.spectrum.args()[0], vec);
+}
+
+}  // namespace halconv::sched
