@@ -17,6 +17,7 @@ struct FftStages {
     // Every transform in the order the pipeline runs them; the first kernel_transforms
     // (and transposes[0]) compute the spectrum, the rest run per pair of tiles.
     std::vector<gen::fft::Transform> transforms;
+    // transposes[n] reads the result of transforms[2 n].
     std::vector<Halide::Func> transposes;
     int kernel_transforms = 2;
     int tile = 0;  // T
