@@ -67,19 +67,27 @@ bool decode(Source &source, const ReadLimits &limits, Decoded &out, Failure &fai
     // libpng's default of 10^6 per axis.
     png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
     png_read_info(png, info);
-    png_set_expand(png);  // palette -> RGB, gray below 8 bits -> 8, tRNS -> alpha
-    png_set_interlace_handling(png);
-    png_read_update_info(png, info);
+    // The budget is checked from the header, before png_read_update_info: that call
+    // allocates libpng's row buffers, which for a header 2^31 - 1 wide are gigabytes.
+    // Channels after png_set_expand: palette and colour give 3, gray 1, plus alpha or tRNS.
+    const int color = png_get_color_type(png, info);
+    const bool alpha = (color & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, info, PNG_INFO_tRNS) != 0;
     out.width = png_get_image_width(png, info);
     out.height = png_get_image_height(png, info);
-    out.channels = png_get_channels(png, info);
-    out.bit_depth = png_get_bit_depth(png, info);
-    const size_t row_bytes = png_get_rowbytes(png, info);
+    out.channels = ((color & PNG_COLOR_MASK_COLOR) != 0 ? 3 : 1) + (alpha ? 1 : 0);
     if (!image_fits(out.width, out.height, out.channels, limits)) {
         failure.too_large = true;
         png_destroy_read_struct(&png, &info, nullptr);
         return false;
     }
+    png_set_expand(png);  // palette -> RGB, gray below 8 bits -> 8, tRNS -> alpha
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_channels(png, info) != out.channels) {
+        png_error(png, "unexpected channel count after expansion");
+    }
+    out.bit_depth = png_get_bit_depth(png, info);
+    const size_t row_bytes = png_get_rowbytes(png, info);
     out.pixels.resize(row_bytes * out.height);
     out.rows.resize(out.height);
     for (png_uint_32 y = 0; y < out.height; y++) {
