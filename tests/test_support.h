@@ -144,6 +144,31 @@ inline double output_roundoff(Precision p) {
     return p == Precision::f16 ? 0x1p-11 : (p == Precision::f64 ? 0x1p-53 : 0x1p-24);
 }
 
+// Compares every sample of `out` with the reference: |out - ref| <= tolerance(i, want).
+template <typename Tolerance>
+::testing::AssertionResult compare_samples(const Halide::Runtime::Buffer<> &out, const Reference &ref,
+                                           Tolerance tolerance) {
+    if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
+        return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
+                                             << " != " << ref.value.width << "x" << ref.value.height;
+    }
+    int bad = 0;
+    std::string first;
+    for (size_t i = 0; i < ref.value.data.size(); i++) {
+        const double got = load(out, i), want = ref.value.data[i];
+        const double tol = tolerance(i, want);
+        if (!(std::fabs(got - want) <= tol) && bad++ == 0) {
+            first = "(" + std::to_string(i % ref.value.width) + "," + std::to_string(i / ref.value.width) + "): got " +
+                    std::to_string(got) + " want " + std::to_string(want) + " tol " + std::to_string(tol);
+        }
+    }
+    if (bad != 0) {
+        return ::testing::AssertionFailure()
+               << bad << " of " << ref.value.data.size() << " samples off; first " << first;
+    }
+    return ::testing::AssertionSuccess();
+}
+
 // Tolerance: inputs are compared as stored, so only arithmetic rounds. A sum of n
 // products in working precision with unit roundoff u is off by at most
 // gamma_n = n*u/(1-n*u) times sum |k||x| (Higham, Accuracy and Stability, eq. 3.5),
@@ -157,36 +182,16 @@ inline double output_roundoff(Precision p) {
 inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffer<> &out, const Reference &ref,
                                                     Precision p, int taps, bool factored = false,
                                                     double factor_error = 0.0, const Image *window_abs_sum = nullptr) {
-    if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
-        return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
-                                             << " != " << ref.value.width << "x" << ref.value.height;
-    }
     const double u = unit_roundoff(p);
     const double n = taps + 4;
     const double storage_u = (p == Precision::f16 || p == Precision::f16f32) ? 0x1p-11 : u;
     const double gamma = n * u / (1.0 - n * u) + (factored ? 3.0 * storage_u : 0.0);
-    int bad = 0;
-    std::string first;
-    for (size_t i = 0; i < ref.value.data.size(); i++) {
-        const double got = load(out, i);
-        const double want = ref.value.data[i];
+    return compare_samples(out, ref, [&](size_t i, double want) {
         // Gradual underflow: each rounding may also lose half a subnormal step absolutely.
         const double residual = factor_error > 0.0 ? factor_error * window_abs_sum->data[i] : 0.0;
-        const double tol = gamma * ref.magnitude.data[i] + residual + output_roundoff(p) * std::fabs(want) +
-                           (n + 1) * underflow_step(p);
-        if (!(std::fabs(got - want) <= tol)) {
-            if (bad++ == 0) {
-                const int x = static_cast<int>(i % ref.value.width), y = static_cast<int>(i / ref.value.width);
-                first = "(" + std::to_string(x) + "," + std::to_string(y) + "): got " + std::to_string(got) + " want " +
-                        std::to_string(want) + " tol " + std::to_string(tol);
-            }
-        }
-    }
-    if (bad != 0) {
-        return ::testing::AssertionFailure()
-               << bad << " of " << ref.value.data.size() << " samples off; first " << first;
-    }
-    return ::testing::AssertionSuccess();
+        return gamma * ref.magnitude.data[i] + residual + output_roundoff(p) * std::fabs(want) +
+               (n + 1) * underflow_step(p);
+    });
 }
 
 // The FFT algorithm's stated bound (halconv.h): every output of a T x T tile is within
@@ -209,25 +214,9 @@ inline double fft_error_bound(Precision p, int tile, const Image &kernel, double
 // |out - ref| <= absolute plus one rounding to the output type, per sample.
 inline ::testing::AssertionResult matches_reference_within(const Halide::Runtime::Buffer<> &out, const Reference &ref,
                                                            Precision p, double absolute) {
-    if (out.dim(0).extent() != ref.value.width || out.dim(1).extent() != ref.value.height) {
-        return ::testing::AssertionFailure() << "output extent " << out.dim(0).extent() << "x" << out.dim(1).extent()
-                                             << " != " << ref.value.width << "x" << ref.value.height;
-    }
-    int bad = 0;
-    std::string first;
-    for (size_t i = 0; i < ref.value.data.size(); i++) {
-        const double got = load(out, i), want = ref.value.data[i];
-        const double tol = absolute + output_roundoff(p) * std::fabs(want) + 2 * underflow_step(p);
-        if (!(std::fabs(got - want) <= tol) && bad++ == 0) {
-            first = "(" + std::to_string(i % ref.value.width) + "," + std::to_string(i / ref.value.width) + "): got " +
-                    std::to_string(got) + " want " + std::to_string(want) + " tol " + std::to_string(tol);
-        }
-    }
-    if (bad != 0) {
-        return ::testing::AssertionFailure()
-               << bad << " of " << ref.value.data.size() << " samples off; first " << first;
-    }
-    return ::testing::AssertionSuccess();
+    return compare_samples(out, ref, [&](size_t, double want) {
+        return absolute + output_roundoff(p) * std::fabs(want) + 2 * underflow_step(p);
+    });
 }
 
 }  // namespace halconv::test
