@@ -70,6 +70,9 @@ halconv_variant(fft cpu fft 128 PRECISIONS f32 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 256 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 512 PRECISIONS f32 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 1024 PRECISIONS f32 REQUIRES fft_tile)
+# CUDA: cuFFT extern stages (runtime_kernels/halconv_fft.h), one row for every tile size:
+# the stage picks the tiling at run time, and tiles holding NaN or Inf it sums directly.
+halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel)
 
 # ---- multichannel_correlate2d / convolve2d: halconv::MultichannelAlgorithm ----
 halconv_api(multichannel ENUM MultichannelAlgorithm

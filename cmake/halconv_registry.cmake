@@ -105,6 +105,7 @@ halconv_generator(separable SIGNATURE separable SCHEDULE_PARAM schedule TYPED in
 halconv_generator(tensor_core SIGNATURE kernel2d_extended SCHEDULE_PARAM variant PRECISIONS f16 f16f32
                   TYPED output VALID_FORM TENSOR_CORES)
 halconv_generator(fft SIGNATURE kernel2d SCHEDULE_PARAM tile TYPED input kernel output FINITE_INPUT)
+halconv_generator(cufft SIGNATURE kernel2d_extended SCHEDULE_PARAM form TYPED input kernel output VALID_FORM)
 halconv_generator(multichannel SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output)
 halconv_generator(im2col SIGNATURE kernel2d SCHEDULE_PARAM gemm PRECISIONS f32 f16 f16f32
                   TYPED input kernel output VALID_FORM)

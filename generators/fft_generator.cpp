@@ -16,6 +16,13 @@
 // reversed order (fft.h), computed once per call; T (GeneratorParam tile) is fixed per
 // pipeline, and the plan picks the pipeline whose T suits the kernel and the image.
 //
+// halconv_cufft / halconv_cufft_valid: the same algorithm on CUDA as cuFFT extern stages
+// (runtime_kernels/halconv_fft.h), composed as the tensor-core stages are: the valid form
+// passes the image as it is; the other a Halide boundary stage's extended, shifted image
+//   extended(x, y) = padded(x - offset_x, y - offset_y)
+// over the output's region plus the kernel's halo, a second output (in the storage type)
+// that the caller owns, so that a Plan allocates it once.
+//
 // Precision: f64 transforms for f64; f32 transforms for f32, f16f32 and f16 (half-
 // precision transforms would lose the accuracy an FFT needs; the input is widened as it
 // is read and the output rounded as it is written).
@@ -146,6 +153,82 @@ private:
     }
 };
 
+enum class FftForm { overlap_save };
+inline const std::map<std::string, FftForm> fft_form_names = {{"overlap_save", FftForm::overlap_save}};
+
+// The cuFFT extern stage of a form and precision: halconv_fft_<form>_<precision>.
+inline Halide::Func cufft_stage(const Halide::Target &target, FftForm form, Precision precision,
+                                const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &x,
+                                const Halide::Var &y) {
+    require(target.has_feature(Halide::Target::CUDA), "cufft: the extern stage needs a CUDA target");
+    std::string entry = "halconv_fft";
+    for (const auto &[name, f] : fft_form_names) {
+        entry += f == form ? "_" + name : "";
+    }
+    for (const auto &[name, p] : precision_names) {
+        entry += p == precision ? "_" + name : "";
+    }
+    Halide::Func conv{"cufft"};
+    conv.define_extern(entry, args, types_of(precision).output, {x, y}, Halide::NameMangling::C,
+                       Halide::DeviceAPI::CUDA);
+    return conv;
+}
+
+class CufftValid : public Halide::Generator<CufftValid> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<FftForm> form{"form", FftForm::overlap_save, fft_form_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 2>> kernel{"kernel"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        // ALGORITHM (the schedule is the extern stage's own)
+        Var x{"x"}, y{"y"};
+        output = cufft_stage(get_target(), form, precision, {input, kernel, flip}, x, y);
+    }
+};
+
+class Cufft : public Halide::Generator<Cufft> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<FftForm> form{"form", FftForm::overlap_save, fft_form_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 2>> kernel{"kernel"};
+    Input<int32_t> boundary{"boundary"};  // a halconv::Boundary value
+    Input<double> fill{"fill"};           // value outside the image for Boundary::constant
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+    Output<Buffer<void, 2>> extended{"extended"};  // the image the extern stage reads
+
+    void generate() {
+        const PrecisionTypes types = types_of(precision);
+        require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
+                "cufft: buffer types do not match the precision");
+        // ALGORITHM
+        Var x{"x"}, y{"y"};
+        // The extern stage becomes the output first: the fold test below reads the
+        // output buffer's bounds, which exist only once the output has its Func.
+        output = cufft_stage(get_target(), form, precision, {Func(extended), kernel, flip}, x, y);
+        const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
+        const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
+        Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y);
+        Func shifted{"shifted"};
+        shifted(x, y) = padded(x - offset_x, y - offset_y);
+        extended(x, y) = shifted(x, y);
+
+        // SCHEDULE
+        sched::schedule_fft_boundary_gpu(extended, x, y);
+    }
+};
+
 }  // namespace halconv::gen
 
 HALIDE_REGISTER_GENERATOR(halconv::gen::Fft, halconv_fft)
+HALIDE_REGISTER_GENERATOR(halconv::gen::CufftValid, halconv_cufft_valid)
+HALIDE_REGISTER_GENERATOR(halconv::gen::Cufft, halconv_cufft)

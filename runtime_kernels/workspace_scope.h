@@ -11,9 +11,13 @@
 
 namespace halconv::rk {
 
+class PreparedFft;  // halconv_fft.h
+
 struct Workspace {
     void *data = nullptr;
     size_t bytes = 0;
+    // The kernel's spectrum and cuFFT plans a plan prepared for the FFT stage (or none).
+    PreparedFft *fft = nullptr;
 };
 
 // While alive, extern stages on this thread take their scratch from `workspace`.

@@ -1,5 +1,7 @@
 #include "fft_schedules.h"
 
+#include "conv2d_schedules.h"
+
 namespace halconv::sched {
 
 namespace {
@@ -66,6 +68,12 @@ void schedule_fft_cpu(FftStages &s) {
                            n == 0 ? LoopLevel::root() : per_pair);
     }
     s.spectrum.compute_root().vectorize(s.spectrum.args()[0], vec);
+}
+
+void schedule_fft_boundary_gpu(Halide::Func extended, const Halide::Var &x, const Halide::Var &y) {
+    // A copy with index remapping: one thread per sample, warps along rows.
+    extended.compute_root();
+    gpu_one_per_thread(extended, x, y, Halide::Var{"xi"});
 }
 
 }  // namespace halconv::sched

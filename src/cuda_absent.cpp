@@ -35,6 +35,18 @@ size_t tensor_core_workspace_bytes(const char *, bool, int, int, int, int) {
     refuse();
 }
 
+std::shared_ptr<rk::PreparedFft> prepare_fft(Precision, Extent2d, Extent2d) {
+    refuse();
+}
+
+void set_fft_kernel(rk::PreparedFft &, const halide_buffer_t *, bool, Stream) {
+    refuse();
+}
+
+FftFootprint fft_footprint(const rk::PreparedFft &) {
+    refuse();
+}
+
 void copy_device_rows(void *, size_t, const void *, size_t, size_t, size_t, Stream) {
     refuse();
 }

@@ -11,6 +11,7 @@
 
 #include "HalideRuntimeCuda.h"
 #include "cuda_check.h"
+#include "halconv_fft.h"
 #include "halconv_tc.h"
 #include "internal.h"
 
@@ -95,6 +96,36 @@ int current_cuda_device() {
 size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
                                    int kernel_width, int kernel_height) {
     return halconv_tc_workspace_bytes(variant, f16_output, out_width, out_height, kernel_width, kernel_height);
+}
+
+std::shared_ptr<rk::PreparedFft> prepare_fft(Precision precision, Extent2d output, Extent2d kernel) {
+    if (kernel.width > rk::fft_max_kernel || kernel.height > rk::fft_max_kernel) {
+        throw Error(ErrorCode::unsupported, "kernel " + shape_text(kernel.width, kernel.height) +
+                                                " is too large for the cuFFT stage (kernels up to " +
+                                                std::to_string(rk::fft_max_kernel) + " per axis)");
+    }
+    try {
+        return rk::prepare_fft(static_cast<rk::FftPrecision>(precision), output.width, output.height, kernel.width,
+                               kernel.height);
+    } catch (const std::runtime_error &e) {
+        throw Error(ErrorCode::device, std::string("preparing the FFT: ") + e.what());
+    }
+}
+
+void set_fft_kernel(rk::PreparedFft &fft, const halide_buffer_t *kernel, bool flip, Stream stream) {
+    try {
+        rk::set_fft_kernel(fft, reinterpret_cast<const void *>(kernel->device), kernel->dim[1].stride, flip, stream);
+    } catch (const std::runtime_error &e) {
+        throw Error(ErrorCode::device, std::string("the kernel's spectrum: ") + e.what());
+    }
+}
+
+FftFootprint fft_footprint(const rk::PreparedFft &fft) {
+    const rk::FftTiling &t = rk::fft_tiling_of(fft);
+    return {.workspace_bytes = rk::fft_workspace_bytes(fft),
+            .spectrum_bytes = rk::fft_spectrum_bytes(fft),
+            .tiling = shape_text(t.tile_x, t.tile_y) + " transforms of " + std::to_string(t.tiles()) + " tiles of " +
+                      shape_text(t.step_x, t.step_y) + " outputs, " + std::to_string(t.batch) + " per batch"};
 }
 
 void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows,

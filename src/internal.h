@@ -3,11 +3,16 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "HalideRuntime.h"
 #include "halconv/halconv.h"
+
+namespace halconv::rk {
+class PreparedFft;  // runtime_kernels/halconv_fft.h
+}  // namespace halconv::rk
 
 namespace halconv::internal {
 
@@ -47,6 +52,18 @@ int current_cuda_device();
 // SIZE_MAX for an unknown variant.
 size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
                                    int kernel_width, int kernel_height);
+// The FFT stage's cuFFT plans and kernel spectrum (runtime_kernels/halconv_fft.h), which
+// a plan prepares once: plans for this output and kernel (Error(unsupported) when the
+// kernel is too large, Error(device) on a cuFFT failure), then the kernel's spectrum
+// from its device copy (flipped for convolution), waiting for `stream`.
+std::shared_ptr<rk::PreparedFft> prepare_fft(Precision precision, Extent2d output, Extent2d kernel);
+void set_fft_kernel(rk::PreparedFft &fft, const halide_buffer_t *kernel, bool flip, Stream stream);
+struct FftFootprint {
+    size_t workspace_bytes = 0;  // taken from the plan's workspace by each call
+    size_t spectrum_bytes = 0;   // held by the prepared object
+    std::string tiling;          // for Dispatch::reason
+};
+FftFootprint fft_footprint(const rk::PreparedFft &fft);
 // `rows` rows of `row_bytes` from device memory at `src` to `dst` (pitches in bytes),
 // queued on `stream`.
 void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows,

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "geometry.h"
+#include "halconv_fft.h"
 #include "internal.h"
 #include "registry.h"
 
@@ -128,6 +129,15 @@ std::string limit_fft_tile(const Request &r, const VariantRow &row) {
     }
     return std::string("algorithm ") + row.algorithm + " computes this request with " + shape_text(best, best) +
            " transforms, which cost less than " + shape_text(tile, tile);
+}
+
+std::string limit_cufft_kernel(const Request &r, const VariantRow &row) {
+    if (r.kernel_width <= rk::fft_max_kernel && r.kernel_height <= rk::fft_max_kernel) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is too large for algorithm " + row.algorithm +
+           " on CUDA: its largest transform is " + shape_text(rk::fft_max_tile, rk::fft_max_tile) + " (kernels up to " +
+           std::to_string(rk::fft_max_kernel) + " per axis)";
 }
 
 }  // namespace halconv::internal

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include "cost_model.h"
 #include "geometry.h"
@@ -33,10 +34,13 @@ struct PlanState {
     // also holds its device copy (the pool's), clean: pipelines never re-upload it.
     Halide::Runtime::Buffer<> kernel2d, row_kernel, column_kernel;
     // A workspace, in order: the extern stage's scratch, the boundary-extended image of
-    // the tensor-core padded form, the autoscheduled output scratch.
+    // an extern stage's padded form, the autoscheduled output scratch.
     size_t extern_bytes = 0, extended_offset = 0, scratch_offset = 0;
     Extent2d extended;  // 0 x 0: none
     Extent2d scratch;   // autoscheduled outputs smaller than autoscheduled_min_extent run into this
+    // The cuFFT stage's plans and the kernel's spectrum (fft on CUDA), made once.
+    std::shared_ptr<rk::PreparedFft> fft;
+    size_t fft_spectrum_bytes = 0;
     // Last: destroyed first, it queues the frees of the device copies behind every use.
     std::unique_ptr<internal::WorkspacePool> pool;
 };
@@ -201,17 +205,28 @@ void finish(PlanState &s) {
     const VariantRow &row = *s.row;
     size_t device_bytes = 0;
     if (row.signature == internal::Signature::kernel2d_extended) {
-        s.extern_bytes =
-            internal::tensor_core_workspace_bytes(row.schedule, s.options.precision == Precision::f16, s.output.width,
-                                                  s.output.height, s.kernel.width, s.kernel.height);
+        if (row.tensor_cores) {
+            s.extern_bytes =
+                internal::tensor_core_workspace_bytes(row.schedule, s.options.precision == Precision::f16,
+                                                      s.output.width, s.output.height, s.kernel.width, s.kernel.height);
+        } else if (std::string_view(row.generator) == "cufft") {
+            s.fft = internal::prepare_fft(s.options.precision, s.output, s.kernel);
+            const internal::FftFootprint f = internal::fft_footprint(*s.fft);
+            s.extern_bytes = f.workspace_bytes;
+            s.fft_spectrum_bytes = f.spectrum_bytes;
+            s.dispatch.reason += "; " + f.tiling;
+        } else {
+            s.extern_bytes = SIZE_MAX;
+        }
         if (s.extern_bytes == SIZE_MAX) {
-            throw Error(ErrorCode::internal, std::string("no workspace size for tensor-core variant ") + row.schedule);
+            throw Error(ErrorCode::internal, std::string("no workspace size for extern variant ") + row.name());
         }
         device_bytes = rk::align_scratch(s.extern_bytes);
         if (s.options.mode != Mode::valid) {
             s.extended = {s.output.width + s.kernel.width - 1, s.output.height + s.kernel.height - 1};
             s.extended_offset = device_bytes;
-            device_bytes += rk::align_scratch(size_t(s.extended.width) * size_t(s.extended.height) * 2);
+            device_bytes +=
+                rk::align_scratch(size_t(s.extended.width) * size_t(s.extended.height) * s.types.storage.bytes());
         }
     }
     if (row.autoscheduled &&
@@ -234,6 +249,9 @@ void finish(PlanState &s) {
                             "could not wrap the plan's kernel for Halide: " + internal::take_last_runtime_error());
             }
         }
+    }
+    if (s.fft) {
+        internal::set_fft_kernel(*s.fft, s.kernel2d.raw_buffer(), s.operation == Operation::convolve, s.options.stream);
     }
 }
 
@@ -379,7 +397,7 @@ Extent2d Plan::output_extent() const {
     return state_->output;
 }
 size_t Plan::workspace_bytes() const {
-    return state_->dispatch.device == Device::cuda ? state_->pool->bytes() : 0;
+    return state_->dispatch.device == Device::cuda ? state_->pool->bytes() + state_->fft_spectrum_bytes : 0;
 }
 
 Halide::Runtime::Buffer<> Plan::allocate_output() const {
@@ -506,7 +524,7 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
         runs_as_transform(s, image) ? s.row->fns(o.precision) : s.direct->fns(o.precision);
 
     internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
-    rk::WorkspaceScope scope({lease.data(), s.extern_bytes});
+    rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get()});
     // Per-call copies: pipelines may update a buffer's flags, and other threads apply too.
     halide_buffer_t kernel2d = *s.kernel2d.raw_buffer();
     halide_buffer_t row = *s.row_kernel.raw_buffer();
@@ -525,19 +543,20 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
             break;
         }
         case internal::Signature::kernel2d_extended:
-            internal::run_pipeline(device, {image, &kernel2d}, output, stream, "tensor-core pipeline", [&] {
-                if (o.mode == Mode::valid) {
-                    // The extern stage reads the image from the output's min.
-                    return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *placed) {
-                        return fn.valid(image, &kernel2d, flip, placed);
-                    });
-                }
-                DenseView extended(halide_type_t(halide_type_float, 16),
-                                   static_cast<char *>(lease.data()) + s.extended_offset, Device::cuda,
-                                   output->dim[0].min, output->dim[1].min, s.extended);
-                return fn.kernel2d_extended(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, output,
-                                            &extended.buffer);
-            });
+            internal::run_pipeline(
+                device, {image, &kernel2d}, output, stream,
+                s.row->tensor_cores ? "tensor-core pipeline" : "cuFFT pipeline", [&] {
+                    if (o.mode == Mode::valid) {
+                        // The extern stage reads the image from the output's min.
+                        return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *placed) {
+                            return fn.valid(image, &kernel2d, flip, placed);
+                        });
+                    }
+                    DenseView extended(s.types.storage, static_cast<char *>(lease.data()) + s.extended_offset,
+                                       Device::cuda, output->dim[0].min, output->dim[1].min, s.extended);
+                    return fn.kernel2d_extended(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, output,
+                                                &extended.buffer);
+                });
             break;
         case internal::Signature::separable:
             internal::run_pipeline(device, {image, &row, &column}, output, stream, "separable pipeline", [&] {

@@ -124,6 +124,7 @@ std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row);
 std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row);
 std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row);
 std::string limit_fft_tile(const Request &r, const VariantRow &row);
+std::string limit_cufft_kernel(const Request &r, const VariantRow &row);
 
 // The FFT's relative cost of transform size `tile` for a request (its work, in units of
 // T^2 log2 T per pair of tiles; infinity when the kernel does not fit the tile).

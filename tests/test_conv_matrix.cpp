@@ -82,8 +82,7 @@ void run_case(Device device, Algorithm algorithm, Precision precision, const Sha
         window = correlate_reference(img, ones, mode, boundary, o.fill_value, flip);
     }
     if (d.algorithm == Algorithm::fft) {
-        // The variant names the transform size: fft_<T>.
-        const int tile = std::stoi(d.variant.substr(d.variant.rfind('_') + 1));
+        const int tile = fft_tile_of(d, precision, e, {s.kernel_width, s.kernel_height});
         double max_abs_x = boundary == Boundary::constant ? std::fabs(o.fill_value) : 0.0;
         for (double v : img.data) {
             max_abs_x = std::max(max_abs_x, std::fabs(v));
@@ -126,14 +125,11 @@ std::string param_name(const ::testing::TestParamInfo<MatrixParam> &info) {
 }
 
 const auto all_algorithms = ::testing::Values(Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled,
-                                              Algorithm::separable, Algorithm::autoscheduled);
-// fft runs on the CPU only so far (its cuFFT form is issue 20's next step).
-const auto cpu_algorithms = ::testing::Values(Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled,
                                               Algorithm::separable, Algorithm::autoscheduled, Algorithm::fft);
 const auto all_precisions = ::testing::Values(Precision::f64, Precision::f32, Precision::f16, Precision::f16f32);
 
 INSTANTIATE_TEST_SUITE_P(Cpu, ConvMatrix,
-                         ::testing::Combine(::testing::Values(Device::cpu), cpu_algorithms, all_precisions),
+                         ::testing::Combine(::testing::Values(Device::cpu), all_algorithms, all_precisions),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Cuda, ConvMatrix,
                          ::testing::Combine(::testing::Values(Device::cuda), all_algorithms, all_precisions),

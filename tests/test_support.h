@@ -11,6 +11,7 @@
 
 #include "halconv/float16.h"
 #include "halconv/halconv.h"
+#include "halconv_fft.h"
 #include "reference.h"
 
 namespace halconv::test {
@@ -201,6 +202,17 @@ inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffe
 // a relative 2-norm error of a few u per stage, log2 T stages each way) applied to one
 // output; a missed or misplaced tap costs |k x|, which exceeds it at f64 by many orders
 // of magnitude and at f32 for the kernels tested.
+// The transform size an fft call ran with: in the CPU variant's name (fft_<T>), or the
+// larger edge of the cuFFT stage's tiling.
+inline int fft_tile_of(const Dispatch &d, Precision p, Extent2d output, Extent2d kernel) {
+    if (d.device == Device::cpu) {
+        return std::stoi(d.variant.substr(d.variant.rfind('_') + 1));
+    }
+    const rk::FftTiling t =
+        rk::fft_tiling(output.width, output.height, kernel.width, kernel.height, static_cast<rk::FftPrecision>(p));
+    return std::max(t.tile_x, t.tile_y);
+}
+
 inline double fft_error_bound(Precision p, int tile, const Image &kernel, double max_abs_x) {
     double sum_abs = 0.0, sum_sq = 0.0;
     for (double k : kernel.data) {

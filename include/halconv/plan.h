@@ -90,7 +90,8 @@ public:
     Extent2d image_extent() const;
     Extent2d output_extent() const;
     // Device bytes each stream's workspace holds (extern-stage scratch, the extended image
-    // of the tensor-core pipelines, the autoscheduled scratch); 0 for CPU plans.
+    // of the tensor-core and cuFFT pipelines, the autoscheduled scratch), plus the kernel's
+    // spectrum a cuFFT plan holds once; 0 for CPU plans.
     size_t workspace_bytes() const;
     // Low-level forms of the above on raw buffers (what the templates call).
     static Plan create(Extent2d image, halide_buffer_t *kernel, const Options &options, Operation operation);

@@ -1,0 +1,584 @@
+// FFT convolution by overlap-save with cuFFT (halconv_fft.h): tiling, the prepared
+// plans and spectrum, the per-batch kernels (gather, spectrum product, crop) and the
+// extern entry points.
+#include <cuda_fp16.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "HalideRuntimeCuda.h"
+#include "halconv_fft.h"
+#include "tc_common.cuh"
+#include "workspace.h"
+
+namespace halconv::rk {
+
+namespace {
+
+// The types of a precision: storage (image and kernel), transform, output.
+template <FftPrecision P>
+struct FftTypes;
+template <>
+struct FftTypes<FftPrecision::f64> {
+    using Storage = double;
+    using Real = double;
+    using Complex = cufftDoubleComplex;
+    using Out = double;
+};
+template <>
+struct FftTypes<FftPrecision::f32> {
+    using Storage = float;
+    using Real = float;
+    using Complex = cufftComplex;
+    using Out = float;
+};
+template <>
+struct FftTypes<FftPrecision::f16> {
+    using Storage = __half;
+    using Real = float;
+    using Complex = cufftComplex;
+    using Out = __half;
+};
+template <>
+struct FftTypes<FftPrecision::f16f32> {
+    using Storage = __half;
+    using Real = float;
+    using Complex = cufftComplex;
+    using Out = float;
+};
+
+bool is_f64(FftPrecision p) {
+    return p == FftPrecision::f64;
+}
+size_t storage_bytes(FftPrecision p) {
+    return p == FftPrecision::f64 ? 8 : p == FftPrecision::f32 ? 4 : 2;
+}
+
+__device__ inline float to_float(__half v) {
+    return __half2float(v);
+}
+__device__ inline float to_float(float v) {
+    return v;
+}
+
+template <typename Real, typename Storage>
+__device__ inline Real widen(Storage v) {
+    if constexpr (std::is_same_v<Storage, double>) {
+        return Real(v);
+    } else {
+        return Real(to_float(v));
+    }
+}
+
+template <typename Out, typename Real>
+__device__ inline Out narrow(Real v) {
+    if constexpr (std::is_same_v<Out, __half>) {
+        return __float2half_rn(float(v));
+    } else {
+        return Out(v);
+    }
+}
+
+struct Strided {
+    const void *data;
+    int width, height;
+    int64_t stride;  // elements between rows
+};
+
+// Real blocks of `count` tiles from first_tile on: block b holds the extended image at
+// (tile's origin + (x, y)), zero past its end. A block holding a sample beyond `limit`
+// (or NaN) marks its tile in `flags` (zeroed before).
+template <typename Storage, typename Real>
+__global__ void gather_tiles(Strided image, FftTiling t, int first_tile, Real *blocks, unsigned *flags, Real limit) {
+    const int b = int(blockIdx.z), tile = first_tile + b;
+    const int ox = (tile % t.tiles_x) * t.step_x, oy = (tile / t.tiles_x) * t.step_y;
+    const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
+    const Storage *src = static_cast<const Storage *>(image.data);
+    Real *dst = blocks + size_t(b) * size_t(t.tile_x) * size_t(t.tile_y);
+    bool bad = false;
+    for (int y = int(blockIdx.y * blockDim.y + threadIdx.y); y < t.tile_y; y += int(gridDim.y * blockDim.y)) {
+        if (x < t.tile_x) {
+            const int gx = ox + x, gy = oy + y;
+            Real v = 0;
+            if (gx < image.width && gy < image.height) {
+                v = widen<Real>(src[int64_t(gy) * image.stride + gx]);
+            }
+            bad = bad || !(fabs(v) <= limit);
+            dst[size_t(y) * size_t(t.tile_x) + size_t(x)] = v;
+        }
+    }
+    if (__syncthreads_or(bad) && threadIdx.x == 0 && threadIdx.y == 0) {
+        flags[b] = 1;
+    }
+}
+
+// x[i] *= w[i mod per_tile]: every block's spectrum times the kernel's (conjugated and
+// scaled by 1 / (T_x T_y) beforehand).
+template <typename Complex>
+__global__ void multiply_spectra(Complex *x, const Complex *w, size_t per_tile, size_t total) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
+        const Complex a = x[i], k = w[i % per_tile];
+        x[i] = {a.x * k.x - a.y * k.y, a.x * k.y + a.y * k.x};
+    }
+}
+
+// The direct sum of output (ox, oy): the fallback of flagged tiles.
+template <typename Storage, typename Real>
+__device__ Real direct_output(const Strided &image, const Strided &kernel, bool flip, int ox, int oy) {
+    const Storage *img = static_cast<const Storage *>(image.data);
+    const Storage *ker = static_cast<const Storage *>(kernel.data);
+    Real sum = 0;
+    for (int v = 0; v < kernel.height; v++) {
+        const int kv = flip ? kernel.height - 1 - v : v;
+        for (int u = 0; u < kernel.width; u++) {
+            const int ku = flip ? kernel.width - 1 - u : u;
+            sum += widen<Real>(ker[int64_t(kv) * kernel.stride + ku]) *
+                   widen<Real>(img[int64_t(oy + v) * image.stride + ox + u]);
+        }
+    }
+    return sum;
+}
+
+// Each tile's outputs from its block (the first step_x x step_y samples), or by direct
+// sums where the tile is flagged.
+template <typename Storage, typename Real, typename Out>
+__global__ void crop_tiles(const Real *blocks, const unsigned *flags, FftTiling t, int first_tile, Strided image,
+                           Strided kernel, bool flip, Out *out, int out_width, int out_height, int64_t out_stride) {
+    const int b = int(blockIdx.z), tile = first_tile + b;
+    const int ox = (tile % t.tiles_x) * t.step_x, oy = (tile / t.tiles_x) * t.step_y;
+    const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
+    const bool flagged = flags[b] != 0;
+    const Real *src = blocks + size_t(b) * size_t(t.tile_x) * size_t(t.tile_y);
+    for (int y = int(blockIdx.y * blockDim.y + threadIdx.y); y < t.step_y; y += int(gridDim.y * blockDim.y)) {
+        const int gx = ox + x, gy = oy + y;
+        if (x < t.step_x && gx < out_width && gy < out_height) {
+            const Real v = flagged ? direct_output<Storage, Real>(image, kernel, flip, gx, gy)
+                                   : src[size_t(y) * size_t(t.tile_x) + size_t(x)];
+            out[int64_t(gy) * out_stride + gx] = narrow<Out>(v);
+        }
+    }
+}
+
+// The kernel zero-padded to one block, flipped when `flip`.
+template <typename Storage, typename Real>
+__global__ void place_kernel(Strided kernel, bool flip, Real *block, int tile_x, int tile_y) {
+    const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y * blockDim.y + threadIdx.y);
+    if (x >= tile_x || y >= tile_y) {
+        return;
+    }
+    Real v = 0;
+    if (x < kernel.width && y < kernel.height) {
+        const int kx = flip ? kernel.width - 1 - x : x, ky = flip ? kernel.height - 1 - y : y;
+        v = widen<Real>(static_cast<const Storage *>(kernel.data)[int64_t(ky) * kernel.stride + kx]);
+    }
+    block[size_t(y) * size_t(tile_x) + size_t(x)] = v;
+}
+
+template <typename Complex, typename Real>
+__global__ void conjugate_scaled(Complex *w, size_t n, Real scale) {
+    const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) {
+        w[i] = {w[i].x * scale, -w[i].y * scale};
+    }
+}
+
+std::string cufft_message(cufftResult r, const char *what) {
+    return std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what;
+}
+
+void check_cufft(cufftResult r, const char *what) {
+    if (r != CUFFT_SUCCESS) {
+        throw std::runtime_error(cufft_message(r, what));
+    }
+}
+
+void check_cuda_rk(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+    }
+}
+
+size_t spectrum_elements(const FftTiling &t) {
+    return size_t(t.tile_y) * size_t(t.tile_x / 2 + 1);
+}
+
+dim3 tile_grid(int width, int height, int count) {
+    // 32 x 8 threads; rows beyond 8 x 64 looped over inside the block.
+    return dim3(unsigned((width + 31) / 32), unsigned(std::min((height + 7) / 8, 64)), unsigned(count));
+}
+
+}  // namespace
+
+class PreparedFft {
+public:
+    FftPrecision precision;
+    FftTiling tiling;
+    int kernel_width, kernel_height;
+    bool flip = false;
+    bool has_kernel = false;
+    double limit = 0.0;  // larger samples (or NaN) send their tile to direct sums
+    cufftHandle forward = 0, inverse = 0;
+    bool forward_made = false, inverse_made = false;
+    size_t work_bytes = 0;
+    void *spectrum = nullptr;
+    // cuFFT plans hold a stream and a work area: one call at a time sets and uses them.
+    std::mutex mutex;
+
+    ~PreparedFft() {
+        if (forward_made) {
+            cufftDestroy(forward);
+        }
+        if (inverse_made) {
+            cufftDestroy(inverse);
+        }
+        if (spectrum != nullptr) {
+            cudaFree(spectrum);  // synchronizes: no call still reads it
+        }
+    }
+};
+
+void PreparedFftDeleter::operator()(PreparedFft *p) const {
+    delete p;
+}
+
+PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height, int kernel_width, int kernel_height) {
+    const FftTiling t = fft_tiling(out_width, out_height, kernel_width, kernel_height, precision);
+    if (t.tile_x == 0) {
+        throw std::runtime_error("kernel " + std::to_string(kernel_width) + " x " + std::to_string(kernel_height) +
+                                 " is larger than the FFT's largest transform allows (kernels up to " +
+                                 std::to_string(fft_max_kernel) + " per axis)");
+    }
+    PreparedFftPtr p(new PreparedFft);
+    p->precision = precision;
+    p->tiling = t;
+    p->kernel_width = kernel_width;
+    p->kernel_height = kernel_height;
+    long long n[2] = {t.tile_y, t.tile_x};
+    const bool dbl = is_f64(precision);
+    size_t forward_work = 0, inverse_work = 0;
+    check_cufft(cufftCreate(&p->forward), "cufftCreate");
+    p->forward_made = true;
+    check_cufft(cufftSetAutoAllocation(p->forward, 0), "cufftSetAutoAllocation");
+    check_cufft(cufftMakePlanMany64(p->forward, 2, n, nullptr, 1, 0, nullptr, 1, 0, dbl ? CUFFT_D2Z : CUFFT_R2C,
+                                    t.batch, &forward_work),
+                "the forward plan");
+    check_cufft(cufftCreate(&p->inverse), "cufftCreate");
+    p->inverse_made = true;
+    check_cufft(cufftSetAutoAllocation(p->inverse, 0), "cufftSetAutoAllocation");
+    check_cufft(cufftMakePlanMany64(p->inverse, 2, n, nullptr, 1, 0, nullptr, 1, 0, dbl ? CUFFT_Z2D : CUFFT_C2R,
+                                    t.batch, &inverse_work),
+                "the inverse plan");
+    p->work_bytes = std::max(forward_work, inverse_work);
+    return p;
+}
+
+size_t fft_workspace_bytes(const PreparedFft &p) {
+    const FftTiling &t = p.tiling;
+    return scratch_bytes({fft_block_bytes(t, p.precision) * size_t(t.batch),
+                          fft_block_spectrum_bytes(t, p.precision) * size_t(t.batch),
+                          size_t(t.batch) * sizeof(unsigned), p.work_bytes});
+}
+
+size_t fft_spectrum_bytes(const PreparedFft &p) {
+    return fft_block_spectrum_bytes(p.tiling, p.precision);
+}
+
+const FftTiling &fft_tiling_of(const PreparedFft &p) {
+    return p.tiling;
+}
+
+namespace {
+
+template <FftPrecision P>
+void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStream_t stream) {
+    using Ty = FftTypes<P>;
+    const FftTiling &t = p.tiling;
+    const size_t elements = spectrum_elements(t);
+    typename Ty::Real *block = nullptr;
+    check_cuda_rk(cudaMalloc(&block, size_t(t.tile_x) * size_t(t.tile_y) * sizeof(typename Ty::Real)),
+                  "allocating the kernel's block");
+    cufftHandle plan = 0;
+    const auto cleanup = [&] {
+        if (plan != 0) {
+            cufftDestroy(plan);
+        }
+        cudaFree(block);
+    };
+    try {
+        if (p.spectrum == nullptr) {
+            check_cuda_rk(cudaMalloc(&p.spectrum, elements * sizeof(typename Ty::Complex)),
+                          "allocating the kernel's spectrum");
+        }
+        const dim3 threads(32, 8);
+        const dim3 grid(unsigned((t.tile_x + 31) / 32), unsigned((t.tile_y + 7) / 8));
+        place_kernel<typename Ty::Storage, typename Ty::Real>
+            <<<grid, threads, 0, stream>>>(kernel, flip, block, t.tile_x, t.tile_y);
+        check_cuda_rk(cudaGetLastError(), "placing the kernel");
+        check_cufft(cufftPlan2d(&plan, t.tile_y, t.tile_x, is_f64(P) ? CUFFT_D2Z : CUFFT_R2C), "the kernel's plan");
+        check_cufft(cufftSetStream(plan, stream), "cufftSetStream");
+        auto *w = static_cast<typename Ty::Complex *>(p.spectrum);
+        if constexpr (P == FftPrecision::f64) {
+            check_cufft(cufftExecD2Z(plan, block, w), "the kernel's transform");
+        } else {
+            check_cufft(cufftExecR2C(plan, block, w), "the kernel's transform");
+        }
+        const typename Ty::Real scale = typename Ty::Real(1.0 / (double(t.tile_x) * double(t.tile_y)));
+        conjugate_scaled<<<unsigned((elements + 255) / 256), 256, 0, stream>>>(w, elements, scale);
+        check_cuda_rk(cudaGetLastError(), "conjugating the spectrum");
+        check_cuda_rk(cudaStreamSynchronize(stream), "the kernel's spectrum");
+    } catch (...) {
+        cleanup();
+        throw;
+    }
+    cleanup();
+}
+
+// Sum of |kernel| (its values copied to the host), for the tiles' overflow limit.
+double kernel_abs_sum(const Strided &kernel, FftPrecision precision) {
+    const size_t bytes = storage_bytes(precision);
+    std::vector<unsigned char> host(size_t(kernel.width) * size_t(kernel.height) * bytes);
+    check_cuda_rk(cudaMemcpy2D(host.data(), size_t(kernel.width) * bytes, kernel.data, size_t(kernel.stride) * bytes,
+                               size_t(kernel.width) * bytes, size_t(kernel.height), cudaMemcpyDeviceToHost),
+                  "reading the kernel");
+    double sum = 0.0;
+    for (size_t i = 0; i < size_t(kernel.width) * size_t(kernel.height); i++) {
+        if (precision == FftPrecision::f64) {
+            sum += std::abs(reinterpret_cast<const double *>(host.data())[i]);
+        } else if (precision == FftPrecision::f32) {
+            sum += std::abs(double(reinterpret_cast<const float *>(host.data())[i]));
+        } else {
+            sum += std::abs(double(__half2float(reinterpret_cast<const __half *>(host.data())[i])));
+        }
+    }
+    return sum;
+}
+
+}  // namespace
+
+void set_fft_kernel(PreparedFft &p, const void *kernel_device, int row_stride, bool flip, void *stream) {
+    const Strided kernel{kernel_device, p.kernel_width, p.kernel_height, row_stride};
+    const auto s = static_cast<cudaStream_t>(stream);
+    check_cuda_rk(cudaStreamSynchronize(s), "waiting for the kernel's upload");
+    switch (p.precision) {
+        case FftPrecision::f64:
+            compute_spectrum<FftPrecision::f64>(p, kernel, flip, s);
+            break;
+        case FftPrecision::f32:
+            compute_spectrum<FftPrecision::f32>(p, kernel, flip, s);
+            break;
+        case FftPrecision::f16:
+            compute_spectrum<FftPrecision::f16>(p, kernel, flip, s);
+            break;
+        case FftPrecision::f16f32:
+            compute_spectrum<FftPrecision::f16f32>(p, kernel, flip, s);
+            break;
+    }
+    // The transforms' largest intermediate is T_x T_y max|x| max(1, sum|k|); keep it a
+    // quarter of the transform type's range.
+    const double range =
+        is_f64(p.precision) ? std::numeric_limits<double>::max() : double(std::numeric_limits<float>::max());
+    p.limit = range / (4.0 * double(p.tiling.tile_x) * double(p.tiling.tile_y) *
+                       std::max(1.0, kernel_abs_sum(kernel, p.precision)));
+    p.flip = flip;
+    p.has_kernel = true;
+}
+
+namespace {
+
+// Every batch of tiles: gather, forward transform, product, inverse, crop.
+template <FftPrecision P>
+cudaError_t run_batches(PreparedFft &p, const Strided &image, const Strided &kernel, void *out, int out_width,
+                        int out_height, int64_t out_stride, cudaStream_t stream, std::string *what) {
+    using Ty = FftTypes<P>;
+    const FftTiling &t = p.tiling;
+    Scratch scratch(stream);
+    typename Ty::Real *blocks = nullptr;
+    typename Ty::Complex *spectra = nullptr;
+    unsigned *flags = nullptr;
+    void *work = nullptr;
+    cudaError_t e = scratch.take(fft_block_bytes(t, P) * size_t(t.batch), &blocks);
+    if (e == cudaSuccess) {
+        e = scratch.take(fft_block_spectrum_bytes(t, P) * size_t(t.batch), &spectra);
+    }
+    if (e == cudaSuccess) {
+        e = scratch.take(size_t(t.batch) * sizeof(unsigned), &flags);
+    }
+    if (e == cudaSuccess) {
+        e = scratch.take(p.work_bytes, &work);
+    }
+    if (e != cudaSuccess) {
+        *what = "allocating the tile buffers";
+        return e;
+    }
+    std::lock_guard<std::mutex> lock(p.mutex);
+    const auto fail_cufft = [&](cufftResult r, const char *step) {
+        *what = cufft_message(r, step);
+        return cudaErrorUnknown;
+    };
+    for (cufftHandle h : {p.forward, p.inverse}) {
+        if (cufftResult r = cufftSetStream(h, stream); r != CUFFT_SUCCESS) {
+            return fail_cufft(r, "cufftSetStream");
+        }
+        if (cufftResult r = cufftSetWorkArea(h, work); r != CUFFT_SUCCESS) {
+            return fail_cufft(r, "cufftSetWorkArea");
+        }
+    }
+    const auto *w = static_cast<const typename Ty::Complex *>(p.spectrum);
+    const size_t per_tile = spectrum_elements(t);
+    const typename Ty::Real limit = typename Ty::Real(p.limit);
+    const dim3 threads(32, 8);
+    for (int first = 0; first < t.tiles(); first += t.batch) {
+        // The last batch may hold fewer tiles: its plan still transforms `batch` blocks,
+        // the ones past the last tile zero (gathered past the image) and never cropped.
+        const int count = std::min(t.batch, t.tiles() - first);
+        if ((e = cudaMemsetAsync(flags, 0, size_t(t.batch) * sizeof(unsigned), stream)) != cudaSuccess) {
+            *what = "clearing the tile flags";
+            return e;
+        }
+        gather_tiles<typename Ty::Storage, typename Ty::Real>
+            <<<tile_grid(t.tile_x, t.tile_y, t.batch), threads, 0, stream>>>(image, t, first, blocks, flags, limit);
+        cufftResult r;
+        if constexpr (P == FftPrecision::f64) {
+            r = cufftExecD2Z(p.forward, blocks, spectra);
+        } else {
+            r = cufftExecR2C(p.forward, blocks, spectra);
+        }
+        if (r != CUFFT_SUCCESS) {
+            return fail_cufft(r, "the forward transform");
+        }
+        const size_t total = per_tile * size_t(t.batch);
+        multiply_spectra<<<unsigned(std::min<size_t>((total + 255) / 256, 65535)), 256, 0, stream>>>(spectra, w,
+                                                                                                     per_tile, total);
+        if constexpr (P == FftPrecision::f64) {
+            r = cufftExecZ2D(p.inverse, spectra, blocks);
+        } else {
+            r = cufftExecC2R(p.inverse, spectra, blocks);
+        }
+        if (r != CUFFT_SUCCESS) {
+            return fail_cufft(r, "the inverse transform");
+        }
+        crop_tiles<typename Ty::Storage, typename Ty::Real, typename Ty::Out>
+            <<<tile_grid(t.step_x, t.step_y, count), threads, 0, stream>>>(blocks, flags, t, first, image, kernel,
+                                                                           p.flip, static_cast<typename Ty::Out *>(out),
+                                                                           out_width, out_height, out_stride);
+        if ((e = cudaGetLastError()) != cudaSuccess) {
+            *what = "launching the tile kernels";
+            return e;
+        }
+    }
+    if ((e = scratch.release()) != cudaSuccess) {
+        *what = "releasing the tile buffers";
+    }
+    return e;
+}
+
+bool has_type(const halide_buffer_t *b, FftPrecision p, bool output) {
+    const bool half = p == FftPrecision::f16 || (p == FftPrecision::f16f32 && !output);
+    const int bits = half ? 16 : is_f64(p) ? 64 : 32;
+    return b->type.code == halide_type_float && b->type.bits == bits && b->type.lanes == 1;
+}
+
+template <FftPrecision P>
+int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out,
+              const char *name) {
+    using tc::fail;
+    if (out->is_bounds_query()) {
+        in->dim[0].min = out->dim[0].min;
+        in->dim[0].extent = out->dim[0].extent + kernel->dim[0].extent - 1;
+        in->dim[1].min = out->dim[1].min;
+        in->dim[1].extent = out->dim[1].extent + kernel->dim[1].extent - 1;
+        return 0;
+    }
+    if (in->dimensions != 2 || kernel->dimensions != 2 || out->dimensions != 2) {
+        return fail(user_context, name, "image, kernel and output must be 2D");
+    }
+    if (!has_type(in, P, false) || !has_type(kernel, P, false) || !has_type(out, P, true)) {
+        return fail(user_context, name, "the image, kernel and output types do not match the entry's precision");
+    }
+    if (in->dim[0].stride != 1 || kernel->dim[0].stride != 1 || out->dim[0].stride != 1) {
+        return fail(user_context, name, "buffers must be dense along x (dim 0 stride 1)");
+    }
+    const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
+    const int x0 = out->dim[0].min - in->dim[0].min, y0 = out->dim[1].min - in->dim[1].min;
+    if (x0 < 0 || y0 < 0 || int64_t(x0) + out->dim[0].extent + kw - 1 > in->dim[0].extent ||
+        int64_t(y0) + out->dim[1].extent + kh - 1 > in->dim[1].extent) {
+        return fail(user_context, name, "the image does not cover the output region plus the kernel's halo");
+    }
+    const halide_device_interface_t *cuda = halide_cuda_device_interface();
+    for (halide_buffer_t *b : {in, kernel}) {
+        if (int e = halide_copy_to_device(user_context, b, cuda); e != 0) {
+            return e;
+        }
+    }
+    if (out->device == 0) {
+        if (int e = halide_device_malloc(user_context, out, cuda); e != 0) {
+            return e;
+        }
+    }
+    cudaStream_t stream = nullptr;
+    if (int e = tc::current_stream(user_context, &stream); e != 0) {
+        return e;
+    }
+    using Storage = typename FftTypes<P>::Storage;
+    const Strided image{reinterpret_cast<const Storage *>(in->device) + int64_t(y0) * in->dim[1].stride + x0,
+                        out->dim[0].extent + kw - 1, out->dim[1].extent + kh - 1, in->dim[1].stride};
+    const Strided ker{reinterpret_cast<const void *>(kernel->device), kw, kh, kernel->dim[1].stride};
+    // The plan's prepared spectrum when it is this call's, else one of this call's own.
+    PreparedFft *prepared = current_workspace().fft;
+    PreparedFftPtr own;
+    if (prepared == nullptr || prepared->precision != P || !prepared->has_kernel || prepared->flip != flip ||
+        prepared->kernel_width != kw || prepared->kernel_height != kh ||
+        prepared->tiling.tiles_x * prepared->tiling.step_x < out->dim[0].extent ||
+        prepared->tiling.tiles_y * prepared->tiling.step_y < out->dim[1].extent) {
+        try {
+            own = prepare_fft(P, out->dim[0].extent, out->dim[1].extent, kw, kh);
+            set_fft_kernel(*own, ker.data, int(ker.stride), flip, stream);
+        } catch (const std::exception &ex) {
+            return fail(user_context, name, ex.what());
+        }
+        prepared = own.get();
+    }
+    std::string what;
+    cudaError_t e = run_batches<P>(*prepared, image, ker, reinterpret_cast<void *>(out->device), out->dim[0].extent,
+                                   out->dim[1].extent, out->dim[1].stride, stream, &what);
+    if (e == cudaSuccess && own) {
+        e = cudaStreamSynchronize(stream);  // its plans and spectrum are freed on return
+        what = "the transforms";
+    }
+    return tc::finish_extern_call(user_context, name, what.c_str(), e, out);
+}
+
+}  // namespace
+
+}  // namespace halconv::rk
+
+extern "C" int halconv_fft_overlap_save_f64(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                            halide_buffer_t *out) {
+    using namespace halconv::rk;
+    return run_stage<FftPrecision::f64>(nullptr, in, kernel, flip, out, "halconv_fft_overlap_save_f64");
+}
+
+extern "C" int halconv_fft_overlap_save_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                            halide_buffer_t *out) {
+    using namespace halconv::rk;
+    return run_stage<FftPrecision::f32>(nullptr, in, kernel, flip, out, "halconv_fft_overlap_save_f32");
+}
+
+extern "C" int halconv_fft_overlap_save_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                            halide_buffer_t *out) {
+    using namespace halconv::rk;
+    return run_stage<FftPrecision::f16>(nullptr, in, kernel, flip, out, "halconv_fft_overlap_save_f16");
+}
+
+extern "C" int halconv_fft_overlap_save_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                               halide_buffer_t *out) {
+    using namespace halconv::rk;
+    return run_stage<FftPrecision::f16f32>(nullptr, in, kernel, flip, out, "halconv_fft_overlap_save_f16f32");
+}
