@@ -35,15 +35,18 @@
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|.
-//   - fft (CPU; f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
-//     T x T tiles (T a power of two from 64 to 1024 for f32, 256 for the others, the
-//     cheapest for the kernel and output; kernels up to the largest T per axis). Its
-//     error is the transforms', spread over a tile rather than held to each window:
-//     each output within 8 u log2(T) (sum|k| + T ||k||_2) sqrt(2) T max|x| plus one
-//     rounding of the output, u = 2^-53 (f64) or 2^-24, max|x| over the image and the
-//     fill. A call whose image holds NaN or Inf, or values whose transforms could
-//     overflow, runs a direct sum instead (checked per call, one pass over the image),
-//     so NaN and Inf propagate as SciPy's do. Auto picks fft only where measured costs
+//   - fft (f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
+//     T x T tiles. CPU: T a power of two from 64 to 1024 for f32, 256 for the others,
+//     the cheapest for the kernel and output; kernels up to the largest T per axis.
+//     CUDA (cuFFT, runtime_kernels/halconv_fft.h): T_x x T_y powers of two from 16 to
+//     4096 chosen per plan, kernels up to 4095 per axis. Its error is the transforms',
+//     spread over a tile rather than held to each window: each output within
+//     8 u log2(T) (sum|k| + T ||k||_2) sqrt(2) T max|x| plus one rounding of the output,
+//     u = 2^-53 (f64) or 2^-24, T the larger tile edge, max|x| over the image and the
+//     fill. NaN, Inf and values whose transforms could overflow never go through a
+//     transform, so NaN and Inf propagate as SciPy's do: on the CPU such a call runs a
+//     direct sum (checked per call, one pass over the image), on CUDA the tiles holding
+//     them are summed directly (slow for large kernels). Auto picks fft only where measured costs
 //     (halconv tune) say it is faster, and so only where those say so does the fft
 //     bound replace the direct sums'.
 // Dispatch (returned by every call, and Plan::dispatch) says what ran and why.
