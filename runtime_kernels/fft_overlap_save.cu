@@ -380,12 +380,8 @@ void set_fft_kernel(PreparedFft &p, const void *kernel_device, int row_stride, b
             compute_spectrum<FftPrecision::f16f32>(p, kernel, flip, s);
             break;
     }
-    // The transforms' largest intermediate is T_x T_y max|x| max(1, sum|k|); keep it a
-    // quarter of the transform type's range.
-    const double range =
-        is_f64(p.precision) ? std::numeric_limits<double>::max() : double(std::numeric_limits<float>::max());
-    p.limit = range / (4.0 * double(p.tiling.tile_x) * double(p.tiling.tile_y) *
-                       std::max(1.0, kernel_abs_sum(kernel, p.precision)));
+    p.limit = fft_transform_limit(double(p.tiling.tile_x) * double(p.tiling.tile_y),
+                                  kernel_abs_sum(kernel, p.precision), is_f64(p.precision));
     p.flip = flip;
     p.has_kernel = true;
 }

@@ -14,6 +14,12 @@ size_t fft_block_bytes(const FftTiling &t, FftPrecision p) {
     return align_scratch(size_t(t.tile_x) * size_t(t.tile_y) * (p == FftPrecision::f64 ? 8 : 4));
 }
 
+double fft_transform_limit(double tile_elements, double kernel_abs_sum, bool f64_transforms) {
+    const double range =
+        f64_transforms ? std::numeric_limits<double>::max() : double(std::numeric_limits<float>::max());
+    return range / (4.0 * tile_elements * std::max(1.0, kernel_abs_sum));
+}
+
 size_t fft_block_spectrum_bytes(const FftTiling &t, FftPrecision p) {
     return align_scratch(size_t(t.tile_y) * size_t(t.tile_x / 2 + 1) * 2 * (p == FftPrecision::f64 ? 8 : 4));
 }

@@ -74,6 +74,11 @@ FftTiling fft_tiling(int out_width, int out_height, int kernel_width, int kernel
 // Bytes of one tile's real block and of its spectrum (T_y x (T_x / 2 + 1) complex values).
 size_t fft_block_bytes(const FftTiling &t, FftPrecision p);
 size_t fft_block_spectrum_bytes(const FftTiling &t, FftPrecision p);
+// The largest |sample| a transform of tile_elements samples takes: its largest
+// intermediate, tile_elements max|x| max(1, sum|kernel|), stays within a quarter of the
+// transform type's range (f64's when f64_transforms, else f32's). The CPU and CUDA FFTs
+// both send larger samples (and NaN) to direct sums.
+double fft_transform_limit(double tile_elements, double kernel_abs_sum, bool f64_transforms);
 
 // The cuFFT plans of a tiling and, once set_kernel ran, the kernel's spectrum: what a
 // halconv::Plan prepares once and the stage uses on every call (installed through

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <string_view>
 
 #include "cost_model.h"
 #include "geometry.h"
+#include "halconv_fft.h"
 #include "internal.h"
 #include "registry.h"
 #include "workspace_pool.h"
@@ -313,16 +313,12 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
         });
         s->direct = d.row;
         s->dispatch.reason += std::string("; a call whose image holds NaN or Inf runs ") + d.row->name();
-        // The transforms' largest intermediate is T^2 max|x| max(1, sum|k|) (fft.h); keep
-        // it a quarter of the working type's range.
         double sum_abs = 0.0;
         for (size_t i = 0; i < values.number_of_elements(); i++) {
             sum_abs += std::abs(values.data()[i]);
         }
         const double tile = std::atof(c.row->schedule);
-        const double range = o.precision == Precision::f64 ? std::numeric_limits<double>::max()
-                                                           : double(std::numeric_limits<float>::max());
-        s->transform_limit = range / (4.0 * tile * tile * std::max(1.0, sum_abs));
+        s->transform_limit = rk::fft_transform_limit(tile * tile, sum_abs, o.precision == Precision::f64);
     }
     if (c.row->signature == internal::Signature::separable) {
         s->row_kernel = internal::storage_buffer(row, s->kernel.width, 1, 1, o.precision);

@@ -22,10 +22,6 @@ Options fft_options(Precision p, Device device = Device::cpu) {
     return o;
 }
 
-int tile_of(const Dispatch &d) {
-    return std::stoi(d.variant.substr(d.variant.rfind('_') + 1));
-}
-
 void to_host(Halide::Runtime::Buffer<> &b) {
     ASSERT_EQ(b.copy_to_host(), 0);
 }
@@ -99,7 +95,7 @@ TEST(Fft, TransformSizeGrowsWithTheKernel) {
     const auto tile_for = [&](int width, int height, int k) {
         Halide::Runtime::Buffer<float> kernel(k, k);
         kernel.fill(1.0f / float(k * k));
-        return tile_of(Plan({width, height}, kernel, o).dispatch());
+        return fft_cpu_tile_of(Plan({width, height}, kernel, o).dispatch());
     };
     int previous = 0;
     for (int k : {3, 15, 31, 63, 127, 255, 500, 1000}) {
@@ -164,18 +160,20 @@ TEST(Fft, NonFiniteImagesRunADirectSum) {
         Halide::Runtime::Buffer<> out2 = plan.apply(finite);
         EXPECT_TRUE(matches_reference_within(
             out2, correlate_reference(clean, ker, Mode::same, Boundary::nearest, 0.0, false), Precision::f32,
-            fft_error_bound(Precision::f32, tile_of(plan.dispatch()), ker, max_abs(clean, 0.0))));
+            fft_error_bound(Precision::f32, fft_cpu_tile_of(plan.dispatch()), ker, max_abs(clean, 0.0))));
     }
 }
 
-// A non-finite fill (constant boundary) would reach every tile at the border: direct sum.
-TEST(Fft, NonFiniteFillRunsADirectSum) {
+// An infinite fill (constant boundary), f64, width x height: exact outside its reach,
+// SciPy's Inf / NaN inside.
+void check_non_finite_fill(Device device, int width, int height) {
     Image img, ker;
-    Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<double>(), 70, 50, img);
+    Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<double>(), width, height, img);
     Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<double>(), 3, 3, ker);
-    Options o = fft_options(Precision::f64);
+    Options o = fft_options(Precision::f64, device);
     o.fill_value = double(INFINITY);
     Halide::Runtime::Buffer<> out = correlate2d(input, kernel, o);
+    to_host(out);
     const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::constant, o.fill_value, false);
     for (size_t i = 0; i < ref.value.data.size(); i++) {
         const double got = load(out, i), want = ref.value.data[i];
@@ -187,15 +185,26 @@ TEST(Fft, NonFiniteFillRunsADirectSum) {
     }
 }
 
-// Values whose transforms would overflow float32 (|x| T^2 sum|k| beyond its range) run a
-// direct sum too: the result stays what float32 sums give.
-TEST(Fft, ValuesNearTheRangeRunADirectSum) {
+// Samples whose transforms would overflow float32 (|x| T^2 sum|k| beyond its range): the
+// result stays what float32 direct sums give.
+void check_values_near_the_range(Device device) {
     Image img, ker;
     Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<float>(), 64, 64, img, 1e35, 2e35);
     Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 3, 3, ker, 0.0, 0.1);
-    Halide::Runtime::Buffer<> out = correlate2d(input, kernel, fft_options(Precision::f32));
+    Halide::Runtime::Buffer<> out = correlate2d(input, kernel, fft_options(Precision::f32, device));
+    to_host(out);
     const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::constant, 0.0, false);
     EXPECT_TRUE(matches_reference(out, ref, Precision::f32, 9));
+}
+
+// A non-finite fill (constant boundary) would reach every tile at the border: direct sum.
+TEST(Fft, NonFiniteFillRunsADirectSum) {
+    check_non_finite_fill(Device::cpu, 70, 50);
+}
+
+// Values whose transforms would overflow float32 run a direct sum too.
+TEST(Fft, ValuesNearTheRangeRunADirectSum) {
+    check_values_near_the_range(Device::cpu);
 }
 
 // ---- CUDA: the cuFFT stage ----
@@ -275,33 +284,12 @@ TEST_F(FftCuda, NonFiniteTilesAreSummedDirectly) {
 
 // Infinite fill (constant boundary): the border tiles are summed directly.
 TEST_F(FftCuda, NonFiniteFill) {
-    Image img, ker;
-    Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<double>(), 170, 150, img);
-    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<double>(), 3, 3, ker);
-    Options o = fft_options(Precision::f64, Device::cuda);
-    o.fill_value = double(INFINITY);
-    Halide::Runtime::Buffer<> out = correlate2d(input, kernel, o);
-    to_host(out);
-    const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::constant, o.fill_value, false);
-    for (size_t i = 0; i < ref.value.data.size(); i++) {
-        const double got = load(out, i), want = ref.value.data[i];
-        if (std::isfinite(want)) {
-            EXPECT_NEAR(got, want, 1e-12) << i;
-        } else {
-            EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << i;
-        }
-    }
+    check_non_finite_fill(Device::cuda, 170, 150);
 }
 
 // Values whose transforms could overflow float32 are summed directly too.
 TEST_F(FftCuda, ValuesNearTheRangeAreSummedDirectly) {
-    Image img, ker;
-    Halide::Runtime::Buffer<> input = random_buffer(halide_type_of<float>(), 64, 64, img, 1e35, 2e35);
-    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 3, 3, ker, 0.0, 0.1);
-    Halide::Runtime::Buffer<> out = correlate2d(input, kernel, fft_options(Precision::f32, Device::cuda));
-    to_host(out);
-    const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::constant, 0.0, false);
-    EXPECT_TRUE(matches_reference(out, ref, Precision::f32, 9));
+    check_values_near_the_range(Device::cuda);
 }
 
 // One plan (one spectrum), many images, correlation and convolution.

@@ -202,11 +202,16 @@ inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffe
 // a relative 2-norm error of a few u per stage, log2 T stages each way) applied to one
 // output; a missed or misplaced tap costs |k x|, which exceeds it at f64 by many orders
 // of magnitude and at f32 for the kernels tested.
-// The transform size an fft call ran with: in the CPU variant's name (fft_<T>), or the
-// larger edge of the cuFFT stage's tiling.
+// The transform size of a CPU fft call: its variant's name is fft_<T>.
+inline int fft_cpu_tile_of(const Dispatch &d) {
+    return std::stoi(d.variant.substr(d.variant.rfind('_') + 1));
+}
+
+// The transform size an fft call ran with: the CPU variant's, or the larger edge of the
+// cuFFT stage's tiling.
 inline int fft_tile_of(const Dispatch &d, Precision p, Extent2d output, Extent2d kernel) {
     if (d.device == Device::cpu) {
-        return std::stoi(d.variant.substr(d.variant.rfind('_') + 1));
+        return fft_cpu_tile_of(d);
     }
     const rk::FftTiling t =
         rk::fft_tiling(output.width, output.height, kernel.width, kernel.height, static_cast<rk::FftPrecision>(p));
