@@ -3,7 +3,7 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|auto|memory|accuracy|pipelines|multichannel] [--sizes 1024,4096,8192,3840x2160]
+//   halconv_bench [--report time|auto|memory|accuracy|pipelines|multichannel|bands] [--sizes 1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
 //                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
 //
@@ -22,6 +22,9 @@
 // pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
+// bands:     host-resident f32 images (default 32768^2, K 3, 31, 127) streamed in row bands
+//            through device 0 and over every visible device, pinned and (up to 32768^2)
+//            pageable, against the copy floor (bands_report.h; wall clock, --reps applies).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -35,6 +38,7 @@
 #include <thread>
 
 #include "HalideRuntimeCuda.h"
+#include "bands_report.h"
 #include "bench_core.h"
 #include "gpu_common.h"
 #include "halconv/float16.h"
@@ -80,7 +84,7 @@ Settings parse(int argc, char **argv) {
     std::string sizes, kernels;
     std::vector<std::string> precisions, variants;
     app.add_option("--report", s.report, "what to measure")
-        ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "multichannel"}))
+        ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "multichannel", "bands"}))
         ->capture_default_str();
     app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
     app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
@@ -102,10 +106,11 @@ Settings parse(int argc, char **argv) {
     } catch (const CLI::ParseError &e) {
         std::exit(app.exit(e));
     }
-    const bool accuracy = s.report == "accuracy", memory = s.report == "memory";
-    s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : "1024,4096,8192,3840x2160") : sizes);
+    const bool accuracy = s.report == "accuracy", memory = s.report == "memory", bands = s.report == "bands";
+    s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : bands ? "32768" : "1024,4096,8192,3840x2160") : sizes);
     s.kernels = parse_kernels(kernels.empty() ? (accuracy ? "3,9,15,31,63,127"
                                                  : memory ? "3,15,31,63"
+                                                 : bands  ? "3,31,127"
                                                           : "sweep")
                                               : kernels);
     if (precisions.empty()) {
@@ -615,6 +620,7 @@ int main_checked(int argc, char **argv) {
     Table table(r == "accuracy"       ? accuracy_columns
                 : r == "pipelines"    ? pipeline_columns
                 : r == "multichannel" ? multichannel_columns
+                : r == "bands"        ? bands_columns
                                       : time_columns);
     auto write = [&] {
         if (!run.settings.csv_path.empty()) {
@@ -630,6 +636,11 @@ int main_checked(int argc, char **argv) {
             accuracy_report(run, table);
         } else if (r == "pipelines") {
             pipelines_report(run, table);
+        } else if (r == "bands") {
+            // Pageable buffers too up to 32768^2 (their copies are slower: the time goes up).
+            const bool pageable = std::all_of(run.settings.sizes.begin(), run.settings.sizes.end(),
+                                              [](const Size &z) { return int64_t(z.width) * z.height <= (1ll << 30); });
+            bands_report(run.settings.sizes, run.settings.kernels, run.settings.reps, pageable, table, run.checkpoint);
         } else if (r == "multichannel") {
             multichannel_report(default_multichannel_cases(), run.settings.reps, run.stream, run.peers->cudnn,
                                 run.peers->cudnn_status, run.prop.name, table, run.checkpoint);

@@ -1,6 +1,7 @@
 // The CUDA side of a build without CUDA (HALCONV_WITH_CUDA=OFF): no device is ever
 // usable, so the entry points resolve every call to the CPU and refuse device cuda with
 // cuda_unavailable_reason(); what only a CUDA call reaches throws the same reason.
+#include "bands.h"
 #include "internal.h"
 #include "workspace_pool.h"
 
@@ -48,6 +49,20 @@ FftFootprint fft_footprint(const rk::PreparedFft &) {
 }
 
 void copy_device_rows(void *, size_t, const void *, size_t, size_t, size_t, Stream) {
+    refuse();
+}
+
+size_t cuda_free_bytes() {
+    refuse();
+}
+
+struct BandResources {};
+
+std::shared_ptr<BandResources> make_band_resources() {
+    return std::make_shared<BandResources>();
+}
+
+void run_bands_cuda(const BandCall &, BandResources &) {
     refuse();
 }
 

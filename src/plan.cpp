@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string_view>
 
+#include "bands.h"
 #include "cost_model.h"
 #include "geometry.h"
 #include "halconv_fft.h"
@@ -41,6 +44,16 @@ struct PlanState {
     // The cuFFT stage's plans and the kernel's spectrum (fft on CUDA), made once.
     std::shared_ptr<rk::PreparedFft> fft;
     size_t fft_spectrum_bytes = 0;
+    // Row bands (bands.h): the valid-mode plans of the band slabs made so far, per device
+    // (-1: the CPU) and band rows, and the lanes of the CUDA runs.
+    struct BandPlan {
+        int device = -1;
+        int rows = 0;
+        Plan plan;
+    };
+    mutable std::mutex band_mutex;
+    mutable std::vector<BandPlan> band_plans;
+    std::shared_ptr<internal::BandResources> band_resources = internal::make_band_resources();
     // Last: destroyed first, it queues the frees of the device copies behind every use.
     std::unique_ptr<internal::WorkspacePool> pool;
 };
@@ -58,6 +71,26 @@ void check_options(const Options &o) {
                                                      "; allowed: auto, " + algorithm_list(Api::correlate2d));
     }
     check_device(o.device);
+    const BandOptions &b = o.bands;
+    if (static_cast<uint32_t>(b.banding) > static_cast<uint32_t>(Banding::never)) {
+        throw Error(ErrorCode::invalid_argument,
+                    "unknown banding " + std::to_string(int(b.banding)) + "; allowed: automatic, always, never");
+    }
+    if (b.band_rows < 0) {
+        throw Error(ErrorCode::invalid_argument,
+                    "bands.band_rows is " + std::to_string(b.band_rows) + "; allowed: 0 (chosen) or more");
+    }
+    if (b.streams_per_device < 0 || b.streams_per_device > band_max_streams) {
+        throw Error(ErrorCode::invalid_argument, "bands.streams_per_device is " + std::to_string(b.streams_per_device) +
+                                                     "; allowed: 0 (" + std::to_string(band_default_streams) + ") to " +
+                                                     std::to_string(band_max_streams));
+    }
+    for (int d : b.devices) {
+        if (d < 0) {
+            throw Error(ErrorCode::invalid_argument,
+                        "bands.devices names CUDA device " + std::to_string(d) + "; ordinals count from 0");
+        }
+    }
 }
 
 }  // namespace internal
@@ -499,6 +532,56 @@ bool runs_as_transform(const PlanState &s, halide_buffer_t *image) {
     return internal::max_magnitude_2d(image) <= s.transform_limit;
 }
 
+// The call in row bands: each band's slab filtered by a valid-mode plan of the same
+// algorithm (for the CPU or the current CUDA device, made once per band height).
+void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *output, Stream stream) {
+    const Options &o = s.options;
+    const bool flip = s.operation == Operation::convolve;
+    internal::BandCall call;
+    call.layout =
+        internal::band_layout(s.image, s.kernel, s.output, internal::mode_offset(s.kernel.width, o.mode, flip),
+                              internal::mode_offset(s.kernel.height, o.mode, flip), s.types.storage.bytes(),
+                              s.types.output.bytes(), o.bands.band_rows);
+    call.image = image;
+    call.output = output;
+    call.boundary = o.boundary;
+    const Halide::Runtime::Buffer<> fill = internal::storage_buffer({o.fill_value}, 1, 1, 1, o.precision);
+    std::memcpy(&call.fill_bits, fill.data(), s.types.storage.bytes());
+    call.bands = o.bands;
+    call.stream = stream;
+    call.plan_for = [&s, layout = call.layout](int rows) {
+        const int device = s.dispatch.device == Device::cuda ? internal::current_cuda_device() : -1;
+        std::lock_guard<std::mutex> lock(s.band_mutex);
+        for (const PlanState::BandPlan &p : s.band_plans) {
+            if (p.device == device && p.rows == rows) {
+                return p.plan;
+            }
+        }
+        Options band = s.options;
+        band.mode = Mode::valid;
+        band.algorithm = s.dispatch.algorithm;
+        band.device = s.dispatch.device;
+        band.stream = nullptr;
+        band.bands = BandOptions{};
+        band.bands.banding = Banding::never;
+        const Extent2d slab = layout.slab(rows);
+        // The plan's kernels are only read: Plan::create takes them as the public buffers it copies.
+        const Plan plan =
+            s.row->signature == internal::Signature::separable
+                ? Plan::create_separable(slab, const_cast<halide_buffer_t *>(s.row_kernel.raw_buffer()),
+                                         const_cast<halide_buffer_t *>(s.column_kernel.raw_buffer()), band, s.operation)
+                : Plan::create(slab, const_cast<halide_buffer_t *>(s.kernel2d.raw_buffer()), band, s.operation);
+        s.band_plans.push_back({device, rows, plan});
+        return plan;
+    };
+    if (s.dispatch.device == Device::cuda) {
+        internal::run_bands_cuda(call, *s.band_resources);
+    } else {
+        internal::run_bands_cpu(call);
+    }
+    output->flags = 0;
+}
+
 }  // namespace
 
 void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
@@ -512,6 +595,10 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     internal::check_unit_stride(output, "output");
     internal::check_no_overlap(image, "image", output, "output");
     const bool flip = s.operation == Operation::convolve;
+    if (internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes())) {
+        run_in_bands(s, image, output, stream);
+        return;
+    }
     const int ox = internal::mode_offset(s.kernel.width, o.mode, flip) + output->dim[0].min - image->dim[0].min;
     const int oy = internal::mode_offset(s.kernel.height, o.mode, flip) + output->dim[1].min - image->dim[1].min;
     const Device device = s.dispatch.device;

@@ -107,5 +107,87 @@ TEST_F(PlanGpuStreams, ShortLivedPlansOnOneStream) {
     cudaStreamDestroy(stream);
 }
 
+// Row bands on CUDA (Banding::always with host-resident buffers): every mode and
+// boundary on odd shapes, bands of one row and kernels taller than a band, pageable and
+// pinned buffers, one device and every visible one: bit for bit the one-shot call's for
+// the deterministic algorithms, within the FFT's bound for fft (the bands' tiles differ).
+TEST_F(PlanGpuStreams, BandsMatchTheOneShotCall) {
+    int devices = 0;
+    cudaGetDeviceCount(&devices);
+    struct Case {
+        Algorithm algorithm;
+        Precision precision;
+        int width, height, kw, kh, rows;
+    };
+    const Case cases[] = {{Algorithm::shared_tiled, Precision::f32, 301, 157, 7, 9, 13},
+                          {Algorithm::naive, Precision::f64, 45, 30, 3, 11, 1},
+                          {Algorithm::im2tensor_fused, Precision::f16f32, 203, 99, 17, 31, 8},
+                          {Algorithm::separable, Precision::f32, 130, 71, 5, 5, 10},
+                          {Algorithm::fft, Precision::f64, 260, 140, 21, 17, 40}};
+    for (const Case &c : cases) {
+        for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
+            for (Boundary b :
+                 {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
+                for (bool pinned : {false, true}) {
+                    SCOPED_TRACE(::testing::Message() << to_string(c.algorithm) << " " << to_string(mode) << " "
+                                                      << to_string(b) << (pinned ? " pinned" : " pageable"));
+                    const Precision p = c.precision;
+                    Image kernel_exact, image_exact;
+                    Halide::Runtime::Buffer<> kernel =
+                        c.algorithm == Algorithm::separable
+                            ? random_rank1_kernel(storage_type(p), c.kw, c.kh, kernel_exact)
+                            : random_buffer(storage_type(p), c.kw, c.kh, kernel_exact);
+                    Halide::Runtime::Buffer<> image = random_buffer(storage_type(p), c.width, c.height, image_exact);
+                    Options o;
+                    o.algorithm = c.algorithm;
+                    o.precision = p;
+                    o.mode = mode;
+                    o.boundary = b;
+                    o.fill_value = 0.25;
+                    o.device = Device::cuda;
+                    o.bands.banding = Banding::never;
+                    const Plan whole({c.width, c.height}, kernel, o);
+                    // On a copy: the one-shot call leaves its image on the device too,
+                    // and only host-resident images run in bands.
+                    Halide::Runtime::Buffer<> image_copy = image.copy();
+                    Halide::Runtime::Buffer<> want = whole.apply(image_copy);
+                    want.copy_to_host();
+                    o.bands.banding = Banding::always;
+                    o.bands.band_rows = c.rows;
+                    o.bands.streams_per_device = 3;
+                    for (int d = 0; d <= (devices > 1 ? 1 : 0); d++) {
+                        o.bands.devices = d == 0 ? std::vector<int>{0} : std::vector<int>{};
+                        const Plan banded({c.width, c.height}, kernel, o);
+                        Halide::Runtime::Buffer<> got = banded.allocate_output();
+                        poison(got);
+                        got.set_host_dirty(false);
+                        if (pinned) {
+                            cudaHostRegister(image.data(), image.size_in_bytes(), cudaHostRegisterDefault);
+                            cudaHostRegister(got.data(), got.size_in_bytes(), cudaHostRegisterDefault);
+                        }
+                        banded.apply(image, got);
+                        if (pinned) {
+                            cudaHostUnregister(image.data());
+                            cudaHostUnregister(got.data());
+                        }
+                        EXPECT_EQ(got.raw_buffer()->device, 0u) << "the output stays on the host";
+                        if (c.algorithm == Algorithm::fft) {
+                            const Extent2d out = banded.output_extent();
+                            const rk::FftTiling t =
+                                rk::fft_tiling(out.width, c.rows, c.kw, c.kh, static_cast<rk::FftPrecision>(p));
+                            const Reference ref = correlate_reference(image_exact, kernel_exact, mode, b, 0.25, false);
+                            EXPECT_TRUE(matches_reference_within(
+                                got, ref, p, fft_error_bound(p, std::max(t.tile_x, t.tile_y), kernel_exact, 1.0)))
+                                << (d == 0 ? "device 0" : "every device");
+                        } else {
+                            EXPECT_TRUE(same_bits(got, want)) << (d == 0 ? "device 0" : "every device");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace halconv::test

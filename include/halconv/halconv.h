@@ -76,6 +76,25 @@
 // non-blocking Options::stream, synchronize that stream before copy_to_host. halconv and
 // Halide share the device's primary context and the caller's stream, so work queued
 // before the call on that stream is seen by it, and work queued after sees its output.
+//
+// Bands (Options::bands): a CUDA call whose image and output are both host-resident
+// (no device allocation; pageable or pinned) runs in row bands when it would not fit in
+// the device's free memory (Banding::automatic), or always when asked (Banding::always;
+// on the CPU too). Each band of output rows is computed from its slab — the rows of the
+// boundary-extended image it reads, the whole image's boundary, not the band's — by a
+// valid-mode plan of the same algorithm; several bands are in flight per device (each
+// lane a thread and a stream: slab copied in, pads filled on the device, pipeline, rows
+// copied out), spread over BandOptions::devices (empty: every visible GPU). Pinned
+// buffers are copied directly, pageable ones through pinned staging. Results: bit for
+// bit the one-shot call's for the deterministic algorithms (direct sums, separable,
+// im2tensor / im2tensor_fused / diagonal_unroll); fft within its bound (the bands'
+// tiles differ from the whole image's); im2tensor_atomic as nondeterministic as ever.
+// A banded call is synchronous: it waits for Options::stream first, and returns with the
+// output written on the host (no device allocation). Device memory per device: streams
+// per device x (a slab, a band's output rows, the band plan's workspace); with the
+// chosen band height a slab and its rows take about 64 MiB (at least the kernel's
+// height in rows). One banded call at a time per plan (others wait). If a band fails,
+// the call throws and the output's rows are partly written.
 #pragma once
 
 #include <optional>

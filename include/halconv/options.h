@@ -3,11 +3,28 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "halconv/algorithm.h"
 #include "halconv/types.h"
 
 namespace halconv {
+
+// Whether a CUDA call on a host-resident image and output runs in row bands (halconv.h,
+// "Bands"): each band's rows plus the kernel's halo copied in, filtered and copied out,
+// several bands in flight per device, over one or several GPUs.
+enum class Banding : int32_t {
+    automatic = 0,  // bands when image, output and workspace would not fit in the device's free memory
+    always = 1,     // bands whenever both buffers are host-resident (on the CPU too: bounded temporaries)
+    never = 2,      // one pass on the plan's device, whatever it needs (may fail with out_of_memory)
+};
+
+struct BandOptions {
+    Banding banding = Banding::automatic;
+    int band_rows = 0;           // output rows per band; 0: chosen (a band's slab and rows about 64 MiB)
+    int streams_per_device = 0;  // bands in flight per device; 0: 4
+    std::vector<int> devices;    // CUDA ordinals the bands spread over; empty: every visible device
+};
 
 struct Options {
     Algorithm algorithm = Algorithm::automatic;
@@ -17,6 +34,7 @@ struct Options {
     double fill_value = 0.0;  // every out-of-image sample under Boundary::constant, rounded to the image's type
     Device device = Device::automatic;
     Stream stream = nullptr;  // CUDA stream for device work (cudaStream_t converts); nullptr = the default stream
+    BandOptions bands;        // host-resident images too large for the device, or several GPUs
 };
 
 // Extents (width, height) of an image, a kernel or an output.

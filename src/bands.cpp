@@ -1,0 +1,122 @@
+// Row bands: the layout, the slab's rows, and the CPU run (bands.h).
+#include "bands.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace halconv::internal {
+
+BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int offset_x, int offset_y,
+                       size_t storage_bytes, size_t output_bytes, int band_rows) {
+    BandLayout l;
+    l.image = image;
+    l.kernel = kernel;
+    l.output = output;
+    l.offset_x = offset_x;
+    l.offset_y = offset_y;
+    l.storage_bytes = storage_bytes;
+    l.output_bytes = output_bytes;
+    if (band_rows <= 0) {
+        const size_t slab_row = (size_t(output.width) + kernel.width - 1) * storage_bytes;
+        const size_t out_row = size_t(output.width) * output_bytes;
+        const size_t halo = size_t(kernel.height - 1) * slab_row;
+        const size_t fit = band_target_bytes > halo ? (band_target_bytes - halo) / (slab_row + out_row) : 0;
+        band_rows = int(std::min<size_t>(std::max<size_t>({fit, size_t(kernel.height), 1}), size_t(output.height)));
+    }
+    l.band_rows = std::min(band_rows, output.height);
+    l.bands = (output.height + l.band_rows - 1) / l.band_rows;
+    return l;
+}
+
+bool wants_bands(const Options &o, Device device, const halide_buffer_t *image, const halide_buffer_t *output,
+                 size_t workspace_bytes) {
+    const auto host_only = [](const halide_buffer_t *b) { return b->host != nullptr && b->device == 0; };
+    if (o.bands.banding == Banding::never || !host_only(image) || !host_only(output)) {
+        return false;
+    }
+    if (o.bands.banding == Banding::always) {
+        return true;
+    }
+    if (device != Device::cuda) {
+        return false;
+    }
+    const auto bytes = [](const halide_buffer_t *b) {
+        return size_t(b->dim[0].extent) * size_t(b->dim[1].extent) * b->type.bytes();
+    };
+    // A tenth of the free memory is left for Halide's and cuFFT's own allocations.
+    return bytes(image) + bytes(output) + workspace_bytes > cuda_free_bytes() / 10 * 9;
+}
+
+void copy_slab_rows(const BandCall &call, int band, void *slab, uint8_t *row_is_fill) {
+    const BandLayout &l = call.layout;
+    const Extent2d s = l.slab(l.rows_of(band));
+    const size_t e = l.storage_bytes;
+    const size_t pitch = size_t(call.image->dim[1].stride) * e;
+    for (int r = 0; r < s.height; r++) {
+        const int64_t y = l.source_row(band, r, call.boundary);
+        row_is_fill[r] = y < 0;
+        if (y >= 0) {
+            std::memcpy(static_cast<uint8_t *>(slab) + (size_t(r) * s.width + l.offset_x) * e,
+                        call.image->host + size_t(y) * pitch, size_t(l.image.width) * e);
+        }
+    }
+}
+
+rk::BandPads pads_of(const BandCall &call, int band, void *slab, const uint8_t *row_is_fill, bool any_fill_row) {
+    const BandLayout &l = call.layout;
+    const Extent2d s = l.slab(l.rows_of(band));
+    rk::BandPads p;
+    p.slab = slab;
+    p.elem_bytes = int(l.storage_bytes);
+    p.width = s.width;
+    p.rows = s.height;
+    p.offset_x = l.offset_x;
+    p.image_width = l.image.width;
+    p.boundary = int(call.boundary);
+    p.fill_bits = call.fill_bits;
+    p.row_is_fill = row_is_fill;
+    p.any_fill_row = any_fill_row;
+    return p;
+}
+
+namespace {
+
+// A 2D view of `extent` over dense host rows `stride` elements apart.
+struct HostView {
+    halide_dimension_t dims[2];
+    halide_buffer_t buffer{};
+    HostView(halide_type_t type, void *data, Extent2d extent, int stride) {
+        dims[0] = {0, extent.width, 1, 0};
+        dims[1] = {0, extent.height, stride, 0};
+        buffer.host = static_cast<uint8_t *>(data);
+        buffer.type = type;
+        buffer.dimensions = 2;
+        buffer.dim = dims;
+    }
+};
+
+}  // namespace
+
+void run_bands_cpu(const BandCall &call) {
+    const BandLayout &l = call.layout;
+    const Extent2d biggest = l.slab(l.band_rows);
+    std::vector<uint8_t> slab(size_t(biggest.width) * biggest.height * l.storage_bytes);
+    std::vector<uint8_t> row_is_fill(size_t(biggest.height));
+    const Plan full = call.plan_for(l.band_rows);
+    const int last_rows = l.rows_of(l.bands - 1);
+    const Plan last = last_rows == l.band_rows ? full : call.plan_for(last_rows);
+    const size_t out_pitch = size_t(call.output->dim[1].stride) * l.output_bytes;
+    for (int b = 0; b < l.bands; b++) {
+        const int rows = l.rows_of(b);
+        copy_slab_rows(call, b, slab.data(), row_is_fill.data());
+        const bool any_fill = std::any_of(row_is_fill.begin(), row_is_fill.begin() + l.slab(rows).height,
+                                          [](uint8_t f) { return f != 0; });
+        rk::band_fill_pads_host(pads_of(call, b, slab.data(), row_is_fill.data(), any_fill));
+        HostView in(call.image->type, slab.data(), l.slab(rows), l.slab(rows).width);
+        HostView out(call.output->type, call.output->host + size_t(l.first_row(b)) * out_pitch, {l.output.width, rows},
+                     call.output->dim[1].stride);
+        (rows == l.band_rows ? full : last).run(&in.buffer, &out.buffer, nullptr);
+    }
+}
+
+}  // namespace halconv::internal

@@ -1,0 +1,277 @@
+// Row bands on CUDA devices (bands.h): each device runs several lanes, a lane a thread
+// with its own stream, device slab and output rows, and pinned staging where the user's
+// buffers are pageable. A lane takes the next band, copies its slab in (straight from
+// pinned memory, else staged), fills the pads on the device, runs the band's plan and
+// copies the rows out; the lanes' copies and pipelines overlap one another.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "bands.h"
+#include "cuda_check.h"
+
+namespace halconv::internal {
+
+size_t cuda_free_bytes() {
+    size_t free = 0, total = 0;
+    check_cuda(cudaMemGetInfo(&free, &total), "querying the device's free memory");
+    return free;
+}
+
+namespace {
+
+// Makes `device` current until the end of the scope.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device) {
+        check_cuda(cudaGetDevice(&previous_), "querying the current device");
+        check_cuda(cudaSetDevice(device), "selecting a band's device");
+    }
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+    ~DeviceScope() { cudaSetDevice(previous_); }
+
+private:
+    int previous_ = 0;
+};
+
+// One lane's memory and stream, kept by the plan between calls.
+struct Lane {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    void *device_slab = nullptr, *device_rows = nullptr;
+    uint8_t *device_flags = nullptr;
+    void *staged_slab = nullptr, *staged_rows = nullptr;  // pinned
+    uint8_t *host_flags = nullptr;                        // pinned
+    size_t slab_bytes = 0, rows_bytes = 0, flag_bytes = 0;
+
+    Lane(int dev, size_t slab, size_t rows, size_t flags)
+        : device(dev), slab_bytes(slab), rows_bytes(rows), flag_bytes(flags) {
+        const DeviceScope scope(device);
+        check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a band stream");
+        check_cuda(cudaMalloc(&device_slab, slab), "allocating a band's slab on the device");
+        check_cuda(cudaMalloc(&device_rows, rows), "allocating a band's output rows on the device");
+        check_cuda(cudaMalloc(reinterpret_cast<void **>(&device_flags), flags), "allocating a band's row flags");
+        check_cuda(cudaMallocHost(reinterpret_cast<void **>(&host_flags), flags), "allocating pinned row flags");
+    }
+    Lane(const Lane &) = delete;
+    Lane &operator=(const Lane &) = delete;
+    ~Lane() {
+        int previous = 0;
+        cudaGetDevice(&previous);
+        cudaSetDevice(device);
+        cudaStreamSynchronize(stream);
+        cudaFree(device_slab);
+        cudaFree(device_rows);
+        cudaFree(device_flags);
+        cudaFreeHost(staged_slab);
+        cudaFreeHost(staged_rows);
+        cudaFreeHost(host_flags);
+        cudaStreamDestroy(stream);
+        cudaSetDevice(previous);
+    }
+    void *staging(void *&slot, size_t bytes) {
+        if (slot == nullptr) {
+            check_cuda(cudaMallocHost(&slot, bytes), "allocating pinned staging for a band");
+        }
+        return slot;
+    }
+};
+
+// Whether the whole of a host buffer is page-locked (cudaHostRegister, cudaMallocHost),
+// so that copies can read or write it directly.
+bool pinned(const halide_buffer_t *b) {
+    const auto is_host = [](const void *p) {
+        cudaPointerAttributes a{};
+        if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        return a.type == cudaMemoryTypeHost;
+    };
+    const size_t last = (size_t(b->dim[1].extent - 1) * b->dim[1].stride + b->dim[0].extent - 1) * b->type.bytes();
+    return is_host(b->host) && is_host(b->host + last);
+}
+
+// A 2D view of dense device rows.
+struct DeviceView {
+    halide_dimension_t dims[2];
+    halide_buffer_t buffer{};
+    DeviceView(halide_type_t type, void *data, Extent2d extent) {
+        dims[0] = {0, extent.width, 1, 0};
+        dims[1] = {0, extent.height, extent.width, 0};
+        buffer.device = reinterpret_cast<uintptr_t>(data);
+        buffer.device_interface = cuda_device_interface();
+        buffer.type = type;
+        buffer.dimensions = 2;
+        buffer.dim = dims;
+    }
+};
+
+std::vector<int> band_devices(const BandOptions &o) {
+    int count = 0;
+    check_cuda(cudaGetDeviceCount(&count), "counting CUDA devices");
+    if (o.devices.empty()) {
+        std::vector<int> all;
+        for (int d = 0; d < count; d++) {
+            all.push_back(d);
+        }
+        return all;
+    }
+    for (size_t i = 0; i < o.devices.size(); i++) {
+        const int d = o.devices[i];
+        if (d < 0 || d >= count) {
+            throw Error(ErrorCode::invalid_argument, "bands.devices names CUDA device " + std::to_string(d) +
+                                                         "; this machine has devices 0 to " +
+                                                         std::to_string(count - 1));
+        }
+        if (std::find(o.devices.begin(), o.devices.begin() + long(i), d) != o.devices.begin() + long(i)) {
+            throw Error(ErrorCode::invalid_argument, "bands.devices names CUDA device " + std::to_string(d) + " twice");
+        }
+    }
+    return o.devices;
+}
+
+// One band through one lane, returning when its rows are in the output.
+void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, bool image_pinned, bool output_pinned) {
+    const BandLayout &l = call.layout;
+    const int rows = l.rows_of(band);
+    const Extent2d s = l.slab(rows);
+    const size_t e = l.storage_bytes, slab_pitch = size_t(s.width) * e;
+    const size_t image_pitch = size_t(call.image->dim[1].stride) * e;
+    auto *slab = static_cast<uint8_t *>(lane.device_slab);
+    bool any_fill = false;
+    if (image_pinned) {
+        // Runs of slab rows that read consecutive image rows: one 2D copy each.
+        for (int r = 0; r < s.height;) {
+            const int64_t y = l.source_row(band, r, call.boundary);
+            int n = 1;
+            lane.host_flags[r] = y < 0;
+            any_fill |= y < 0;
+            while (r + n < s.height && y >= 0 && l.source_row(band, r + n, call.boundary) == y + n) {
+                lane.host_flags[r + n] = 0;
+                n++;
+            }
+            if (y >= 0) {
+                check_cuda(cudaMemcpy2DAsync(slab + size_t(r) * slab_pitch + size_t(l.offset_x) * e, slab_pitch,
+                                             call.image->host + size_t(y) * image_pitch, image_pitch,
+                                             size_t(l.image.width) * e, size_t(n), cudaMemcpyHostToDevice, lane.stream),
+                           "copying a band's rows to the device");
+            }
+            r += n;
+        }
+    } else {
+        void *staged = lane.staging(lane.staged_slab, lane.slab_bytes);
+        copy_slab_rows(call, band, staged, lane.host_flags);
+        any_fill = std::any_of(lane.host_flags, lane.host_flags + s.height, [](uint8_t f) { return f != 0; });
+        check_cuda(cudaMemcpyAsync(slab, staged, slab_pitch * size_t(s.height), cudaMemcpyHostToDevice, lane.stream),
+                   "copying a band's slab to the device");
+    }
+    check_cuda(
+        cudaMemcpyAsync(lane.device_flags, lane.host_flags, size_t(s.height), cudaMemcpyHostToDevice, lane.stream),
+        "copying a band's row flags");
+    check_cuda(
+        cudaError_t(rk::band_fill_pads_cuda(pads_of(call, band, slab, lane.device_flags, any_fill), lane.stream)),
+        "filling a band's pads");
+    DeviceView in(call.image->type, slab, s);
+    DeviceView out(call.output->type, lane.device_rows, {l.output.width, rows});
+    plan.run(&in.buffer, &out.buffer, reinterpret_cast<Stream>(lane.stream));
+    const size_t row_bytes = size_t(l.output.width) * l.output_bytes;
+    const size_t out_pitch = size_t(call.output->dim[1].stride) * l.output_bytes;
+    uint8_t *first = call.output->host + size_t(l.first_row(band)) * out_pitch;
+    if (output_pinned) {
+        check_cuda(cudaMemcpy2DAsync(first, out_pitch, lane.device_rows, row_bytes, row_bytes, size_t(rows),
+                                     cudaMemcpyDeviceToHost, lane.stream),
+                   "copying a band's rows to the host");
+        check_cuda(cudaStreamSynchronize(lane.stream), "a band's stream");
+        return;
+    }
+    auto *staged = static_cast<uint8_t *>(lane.staging(lane.staged_rows, lane.rows_bytes));
+    check_cuda(cudaMemcpyAsync(staged, lane.device_rows, row_bytes * size_t(rows), cudaMemcpyDeviceToHost, lane.stream),
+               "copying a band's rows to the host");
+    check_cuda(cudaStreamSynchronize(lane.stream), "a band's stream");
+    for (int r = 0; r < rows; r++) {
+        std::memcpy(first + size_t(r) * out_pitch, staged + size_t(r) * row_bytes, row_bytes);
+    }
+}
+
+}  // namespace
+
+struct BandResources {
+    std::mutex mutex;  // one banded call at a time per plan
+    std::vector<std::unique_ptr<Lane>> lanes;
+};
+
+std::shared_ptr<BandResources> make_band_resources() {
+    return std::make_shared<BandResources>();
+}
+
+void run_bands_cuda(const BandCall &call, BandResources &resources) {
+    const BandLayout &l = call.layout;
+    const std::vector<int> devices = band_devices(call.bands);
+    const int per_device = call.bands.streams_per_device > 0 ? call.bands.streams_per_device : band_default_streams;
+    synchronize_stream(call.stream);
+    const bool image_pinned = pinned(call.image), output_pinned = pinned(call.output);
+
+    std::lock_guard<std::mutex> lock(resources.mutex);
+    const Extent2d biggest = l.slab(l.band_rows);
+    const size_t slab_bytes = size_t(biggest.width) * biggest.height * l.storage_bytes;
+    const size_t rows_bytes = size_t(l.output.width) * l.band_rows * l.output_bytes;
+    // Lanes of another layout or device list are of no use to this call.
+    std::vector<std::pair<int, int>> wanted;  // (device, lane index on it)
+    for (int d : devices) {
+        for (int i = 0; i < std::min(per_device, l.bands); i++) {
+            wanted.push_back({d, i});
+        }
+    }
+    const bool reusable = resources.lanes.size() == wanted.size() &&
+                          std::equal(wanted.begin(), wanted.end(), resources.lanes.begin(),
+                                     [&](const std::pair<int, int> &w, const std::unique_ptr<Lane> &lane) {
+                                         return lane->device == w.first && lane->slab_bytes == slab_bytes &&
+                                                lane->rows_bytes == rows_bytes;
+                                     });
+    if (!reusable) {
+        resources.lanes.clear();
+        for (const auto &w : wanted) {
+            resources.lanes.push_back(std::make_unique<Lane>(w.first, slab_bytes, rows_bytes, size_t(biggest.height)));
+        }
+    }
+
+    std::atomic<int> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex error_mutex;
+    std::exception_ptr error;
+    std::vector<std::thread> threads;
+    for (const std::unique_ptr<Lane> &lane_ptr : resources.lanes) {
+        threads.emplace_back([&, lane = lane_ptr.get()] {
+            try {
+                check_cuda(cudaSetDevice(lane->device), "selecting a band's device");
+                const Plan full = call.plan_for(l.band_rows);
+                const int last_rows = l.rows_of(l.bands - 1);
+                const Plan last = last_rows == l.band_rows ? full : call.plan_for(last_rows);
+                for (int b = next++; b < l.bands && !failed; b = next++) {
+                    run_band(call, *lane, l.rows_of(b) == l.band_rows ? full : last, b, image_pinned, output_pinned);
+                }
+            } catch (...) {
+                std::lock_guard<std::mutex> g(error_mutex);
+                if (!error) {
+                    error = std::current_exception();
+                }
+                failed = true;
+            }
+        });
+    }
+    for (std::thread &t : threads) {
+        t.join();
+    }
+    if (error) {
+        std::rethrow_exception(error);
+    }
+}
+
+}  // namespace halconv::internal

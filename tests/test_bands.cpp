@@ -1,0 +1,261 @@
+// Row bands (halconv.h, "Bands"): the layout, the slab's boundary rule against the
+// reference's, and banded CPU plans against one-shot ones (bit for bit for the direct
+// sums, within the FFT bound for fft). The CUDA runs are in test_plan_gpu.cpp.
+#include <gmock/gmock.h>
+
+#include "bands.h"
+#include "test_support.h"
+
+namespace halconv::test {
+namespace {
+
+using internal::band_layout;
+using internal::BandLayout;
+
+constexpr Boundary all_boundaries[] = {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror,
+                                       Boundary::wrap};
+constexpr Mode all_modes[] = {Mode::valid, Mode::same, Mode::full};
+
+TEST(BandLayout, CutsTheOutputIntoBandsWithAShorterLast) {
+    const BandLayout l = band_layout({100, 50}, {5, 7}, {100, 50}, 2, 3, 4, 4, 12);
+    EXPECT_EQ(l.band_rows, 12);
+    EXPECT_EQ(l.bands, 5);
+    EXPECT_EQ(l.first_row(4), 48);
+    EXPECT_EQ(l.rows_of(4), 2);
+    EXPECT_EQ(l.rows_of(3), 12);
+    // The slab: the band's rows plus the kernel's halo, the output's width plus its pads.
+    EXPECT_EQ(l.slab(12).width, 104);
+    EXPECT_EQ(l.slab(12).height, 18);
+    EXPECT_EQ(l.slab(2).height, 8);
+}
+
+TEST(BandLayout, BandsOfOneRowAndKernelsTallerThanABand) {
+    const BandLayout one = band_layout({9, 5}, {3, 3}, {9, 5}, 1, 1, 4, 4, 1);
+    EXPECT_EQ(one.bands, 5);
+    EXPECT_EQ(one.slab(1).height, 3);
+    const BandLayout tall = band_layout({9, 40}, {3, 31}, {9, 40}, 1, 15, 4, 4, 2);
+    EXPECT_EQ(tall.bands, 20);
+    EXPECT_EQ(tall.slab(2).height, 32);  // a slab far taller than its band: the halo
+    // More rows asked than the output has: one band.
+    const BandLayout whole = band_layout({9, 5}, {3, 3}, {9, 5}, 1, 1, 4, 4, 1000);
+    EXPECT_EQ(whole.bands, 1);
+    EXPECT_EQ(whole.rows_of(0), 5);
+}
+
+TEST(BandLayout, ChosenRowsKeepABandWithinItsTarget) {
+    const BandLayout l = band_layout({32768, 32768}, {31, 31}, {32768, 32768}, 15, 15, 4, 4, 0);
+    const size_t bytes =
+        size_t(l.slab(l.band_rows).width) * l.slab(l.band_rows).height * 4 + size_t(l.output.width) * l.band_rows * 4;
+    EXPECT_LE(bytes, internal::band_target_bytes);
+    EXPECT_GT(bytes, internal::band_target_bytes / 2);
+    EXPECT_EQ(l.bands, (32768 + l.band_rows - 1) / l.band_rows);
+    // A kernel taller than what fits: at least the kernel's height, so the halo stays
+    // under half a slab.
+    const BandLayout tall = band_layout({1 << 20, 4096}, {3, 1023}, {1 << 20, 4096}, 1, 511, 4, 4, 0);
+    EXPECT_EQ(tall.band_rows, 1023);
+}
+
+TEST(BandLayout, SourceRowsFollowTheBoundaryOfTheWholeImage) {
+    // Every boundary on axes of 1 to 7 samples, far past both ends: the reference's rule.
+    for (Boundary b : all_boundaries) {
+        for (int n = 1; n <= 7; n++) {
+            for (int i = -40; i < 47; i++) {
+                EXPECT_EQ(rk::band_source_index(i, n, int(b)), boundary_index(i, n, b))
+                    << to_string(b) << " n " << n << " i " << i;
+            }
+        }
+    }
+    // The first band of a same-mode call reads the rows above the image.
+    const BandLayout l = band_layout({10, 20}, {3, 5}, {10, 20}, 1, 2, 4, 4, 4);
+    EXPECT_EQ(l.source_row(0, 0, Boundary::wrap), 18);
+    EXPECT_EQ(l.source_row(0, 1, Boundary::reflect), 0);
+    EXPECT_EQ(l.source_row(0, 0, Boundary::constant), -1);
+    EXPECT_EQ(l.source_row(1, 0, Boundary::constant), 2);
+    EXPECT_EQ(l.source_row(4, 7, Boundary::mirror), 17);  // last band (rows 16..19): row 21 mirrors to 17
+}
+
+// A banded CPU plan's output, made with `rows` output rows per band.
+Halide::Runtime::Buffer<> banded(Extent2d image_extent, Halide::Runtime::Buffer<> &kernel, Options o,
+                                 Operation operation, Halide::Runtime::Buffer<> &image, int rows) {
+    o.bands.banding = Banding::always;
+    o.bands.band_rows = rows;
+    const Plan plan(image_extent, kernel, o, operation);
+    Halide::Runtime::Buffer<> out = plan.allocate_output();
+    poison(out);
+    plan.apply(image, out);
+    return out;
+}
+
+Halide::Runtime::Buffer<> one_shot(Extent2d image_extent, Halide::Runtime::Buffer<> &kernel, Options o,
+                                   Operation operation, Halide::Runtime::Buffer<> &image) {
+    o.bands.banding = Banding::never;
+    const Plan plan(image_extent, kernel, o, operation);
+    Halide::Runtime::Buffer<> out = plan.allocate_output();
+    poison(out);
+    plan.apply(image, out);
+    return out;
+}
+
+struct Shape {
+    int width, height, kw, kh, rows;
+};
+
+// Odd, even, non-square and tiny shapes; bands of one row, kernels taller than a band,
+// kernels larger than the image (same and full modes only).
+constexpr Shape shapes[] = {{37, 23, 5, 7, 4}, {40, 13, 9, 3, 1},  {11, 30, 3, 11, 2}, {1, 1, 3, 3, 1},
+                            {6, 5, 8, 9, 2},   {64, 33, 4, 6, 32}, {17, 9, 1, 1, 3},   {25, 40, 7, 31, 5}};
+
+TEST(BandsCpu, DirectSumsAreBitIdenticalToTheOneShotCall) {
+    for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled}) {
+        for (Precision p : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
+            for (const Shape &sh : shapes) {
+                for (Mode mode : all_modes) {
+                    if (mode == Mode::valid && (sh.kw > sh.width || sh.kh > sh.height)) {
+                        continue;
+                    }
+                    for (Boundary b : all_boundaries) {
+                        for (Operation op : {Operation::correlate, Operation::convolve}) {
+                            SCOPED_TRACE(::testing::Message()
+                                         << to_string(a) << " " << to_string(p) << " " << sh.width << "x" << sh.height
+                                         << " k " << sh.kw << "x" << sh.kh << " rows " << sh.rows << " "
+                                         << to_string(mode) << " " << to_string(b) << " op " << int(op));
+                            Image ignore;
+                            Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(p), sh.kw, sh.kh, ignore);
+                            Halide::Runtime::Buffer<> image =
+                                random_buffer(storage_type(p), sh.width, sh.height, ignore);
+                            Options o;
+                            o.algorithm = a;
+                            o.precision = p;
+                            o.mode = mode;
+                            o.boundary = b;
+                            o.fill_value = 0.375;
+                            o.device = Device::cpu;
+                            const Halide::Runtime::Buffer<> want =
+                                one_shot({sh.width, sh.height}, kernel, o, op, image);
+                            const Halide::Runtime::Buffer<> got =
+                                banded({sh.width, sh.height}, kernel, o, op, image, sh.rows);
+                            ASSERT_TRUE(same_bits(got, want));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(BandsCpu, SeparableAndAutoscheduledAreBitIdenticalToo) {
+    for (Boundary b : all_boundaries) {
+        SCOPED_TRACE(to_string(b));
+        Image ignore;
+        Halide::Runtime::Buffer<> kernel = random_rank1_kernel(storage_type(Precision::f32), 7, 5, ignore);
+        Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f32), 45, 38, ignore);
+        Options o;
+        o.boundary = b;
+        o.fill_value = -2.0;
+        o.device = Device::cpu;
+        for (Algorithm a : {Algorithm::separable, Algorithm::autoscheduled}) {
+            o.algorithm = a;
+            const Halide::Runtime::Buffer<> want = one_shot({45, 38}, kernel, o, Operation::convolve, image);
+            EXPECT_TRUE(same_bits(banded({45, 38}, kernel, o, Operation::convolve, image, 6), want)) << to_string(a);
+        }
+        // Plan::gaussian goes through the separable signature.
+        o.algorithm = Algorithm::automatic;
+        const Plan g = Plan::gaussian({45, 38}, 1.5, o);
+        Halide::Runtime::Buffer<> want = g.apply(image);
+        Options banded_options = o;
+        banded_options.bands.banding = Banding::always;
+        banded_options.bands.band_rows = 5;
+        Halide::Runtime::Buffer<> got = Plan::gaussian({45, 38}, 1.5, banded_options).apply(image);
+        EXPECT_TRUE(same_bits(got, want));
+    }
+}
+
+TEST(BandsCpu, FftBandsStayWithinTheFftBound) {
+    // Bands change the output's extent and so maybe the transform size: the result is
+    // the FFT's, within its bound for the bands' transforms, not the one-shot call's bits.
+    // f64, whose bound a misplaced tap exceeds by orders of magnitude.
+    const Precision p = Precision::f64;
+    for (Boundary b : all_boundaries) {
+        for (Mode mode : all_modes) {
+            SCOPED_TRACE(std::string(to_string(b)) + " " + to_string(mode));
+            Image kernel_exact, image_exact;
+            Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(p), 21, 17, kernel_exact);
+            Halide::Runtime::Buffer<> image = random_buffer(storage_type(p), 150, 97, image_exact);
+            Options o;
+            o.algorithm = Algorithm::fft;
+            o.precision = p;
+            o.mode = mode;
+            o.boundary = b;
+            o.fill_value = 0.5;
+            o.device = Device::cpu;
+            o.bands.banding = Banding::always;
+            o.bands.band_rows = 30;
+            const Plan plan({150, 97}, kernel, o);
+            Halide::Runtime::Buffer<> out = plan.allocate_output();
+            poison(out);
+            plan.apply(image, out);
+            // The transform size of a band's plan (a valid-mode plan of its slab).
+            Options band = o;
+            band.mode = Mode::valid;
+            const Plan probe({plan.output_extent().width + 20, 30 + 16}, kernel, band);
+            const Reference ref = correlate_reference(image_exact, kernel_exact, mode, b, 0.5, false);
+            EXPECT_TRUE(matches_reference_within(
+                out, ref, p, fft_error_bound(p, fft_cpu_tile_of(probe.dispatch()), kernel_exact, 1.0)));
+        }
+    }
+}
+
+TEST(BandsCpu, CroppedOutputsAndNonFiniteValues) {
+    // An output that is a crop of a wider buffer: only its rows' own samples are written.
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f32), 3, 5, ignore);
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f32), 30, 21, ignore);
+    store(image, 10 * 30 + 4, std::nan(""));
+    store(image, 20, INFINITY);
+    Options o;
+    o.algorithm = Algorithm::shared_tiled;
+    o.boundary = Boundary::reflect;
+    o.device = Device::cpu;
+    const Halide::Runtime::Buffer<> want = one_shot({30, 21}, kernel, o, Operation::correlate, image);
+    Halide::Runtime::Buffer<float> wide(40, 21);
+    wide.fill(7.0f);
+    Halide::Runtime::Buffer<float> crop = wide.cropped(0, 5, 30);
+    o.bands.banding = Banding::always;
+    o.bands.band_rows = 4;
+    const Plan plan({30, 21}, kernel, o);
+    plan.apply(image, crop);
+    for (int y = 0; y < 21; y++) {
+        for (int x = 0; x < 40; x++) {
+            if (x < 5 || x >= 35) {
+                ASSERT_EQ(wide(x, y), 7.0f) << x << " " << y;
+            } else {
+                const float w = static_cast<const float *>(want.data())[y * 30 + x - 5];
+                ASSERT_TRUE(std::isnan(w) ? std::isnan(wide(x, y)) : wide(x, y) == w) << x << " " << y;
+            }
+        }
+    }
+}
+
+TEST(BandsErrors, BadBandOptionsAreRefused) {
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f32), 3, 3, ignore);
+    const auto refusal = [&](const std::function<void(BandOptions &)> &edit, const char *says) {
+        Options o;
+        o.device = Device::cpu;
+        edit(o.bands);
+        try {
+            const Plan plan({10, 10}, kernel, o);
+            ADD_FAILURE() << "no error for " << says;
+        } catch (const Error &e) {
+            EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+            EXPECT_THAT(e.what(), ::testing::HasSubstr(says));
+        }
+    };
+    refusal([](BandOptions &b) { b.band_rows = -1; }, "bands.band_rows is -1");
+    refusal([](BandOptions &b) { b.streams_per_device = 33; }, "bands.streams_per_device is 33");
+    refusal([](BandOptions &b) { b.devices = {0, -2}; }, "bands.devices names CUDA device -2");
+    refusal([](BandOptions &b) { b.banding = static_cast<Banding>(7); }, "unknown banding 7");
+}
+
+}  // namespace
+}  // namespace halconv::test
