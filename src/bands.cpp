@@ -31,8 +31,13 @@ BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int off
 bool wants_bands(const Options &o, Device device, const halide_buffer_t *image, const halide_buffer_t *output,
                  size_t workspace_bytes) {
     const auto host_only = [](const halide_buffer_t *b) { return b->host != nullptr && b->device == 0; };
-    if (o.bands.banding == Banding::never || !host_only(image) || !host_only(output)) {
+    if (o.bands.banding == Banding::never) {
         return false;
+    }
+    if (!host_only(image) || !host_only(output)) {
+        // Device-resident buffers fit by definition: bands only spread them over GPUs, when asked.
+        const auto on_device = [](const halide_buffer_t *b) { return b->device != 0 && !b->host_dirty(); };
+        return o.bands.banding == Banding::always && device == Device::cuda && on_device(image) && output->device != 0;
     }
     if (o.bands.banding == Banding::always) {
         return true;

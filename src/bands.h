@@ -44,7 +44,8 @@ BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int off
 
 // Whether a call on these buffers runs in bands: both host-resident, and Banding::always,
 // or Banding::automatic on CUDA when they and the plan's workspace would not fit in the
-// device's free memory.
+// device's free memory; or both in the CUDA device's memory and Banding::always (to
+// spread the call over several GPUs).
 bool wants_bands(const Options &options, Device device, const halide_buffer_t *image, const halide_buffer_t *output,
                  size_t workspace_bytes);
 

@@ -1,6 +1,7 @@
 // Row bands on CUDA devices (bands.h): each device runs several lanes, a lane a thread
 // with its own stream, device slab and output rows, and pinned staging where the user's
-// buffers are pageable. A lane takes the next band, copies its slab in (straight from
+// buffers are pageable. Buffers in the plan's device's memory are read and written by
+// copies from every lane's device (peer copies). A lane takes the next band, copies its slab in (straight from
 // pinned memory, else staged), fills the pads on the device, runs the band's plan and
 // copies the rows out; the lanes' copies and pipelines overlap one another.
 #include <cuda_runtime_api.h>
@@ -83,8 +84,12 @@ struct Lane {
     }
 };
 
-// Whether the whole of a host buffer is page-locked (cudaHostRegister, cudaMallocHost),
-// so that copies can read or write it directly.
+// Where a banded call's buffer lives: device memory of the plan's device (read and
+// written by copies from any device: peer copies), page-locked host memory
+// (cudaHostRegister, cudaMallocHost: copied directly) or pageable host memory (staged).
+enum class Memory { device, pinned, pageable };
+
+// Whether the whole of a host buffer is page-locked.
 bool pinned(const halide_buffer_t *b) {
     const auto is_host = [](const void *p) {
         cudaPointerAttributes a{};
@@ -96,6 +101,15 @@ bool pinned(const halide_buffer_t *b) {
     };
     const size_t last = (size_t(b->dim[1].extent - 1) * b->dim[1].stride + b->dim[0].extent - 1) * b->type.bytes();
     return is_host(b->host) && is_host(b->host + last);
+}
+
+Memory memory_of(const halide_buffer_t *b) {
+    return b->device != 0 ? Memory::device : pinned(b) ? Memory::pinned : Memory::pageable;
+}
+
+// The first byte of a buffer where copies read or write it.
+uint8_t *base_of(const halide_buffer_t *b, Memory m) {
+    return m == Memory::device ? reinterpret_cast<uint8_t *>(b->device) : b->host;
 }
 
 // A 2D view of dense device rows.
@@ -112,6 +126,23 @@ struct DeviceView {
         buffer.dim = dims;
     }
 };
+
+// Lets the current device read and write `peer`'s memory directly (NVLink or PCIe) where
+// the two can; elsewhere cudaMemcpyDefault copies go through the host, slower but right.
+void enable_peer_access(int peer) {
+    int device = 0, can = 0;
+    check_cuda(cudaGetDevice(&device), "querying the current device");
+    if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || !can) {
+        cudaGetLastError();
+        return;
+    }
+    const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();
+        return;
+    }
+    check_cuda(e, "enabling peer access between the band's device and the image's");
+}
 
 std::vector<int> band_devices(const BandOptions &o) {
     int count = 0;
@@ -138,7 +169,7 @@ std::vector<int> band_devices(const BandOptions &o) {
 }
 
 // One band through one lane, returning when its rows are in the output.
-void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, bool image_pinned, bool output_pinned) {
+void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, Memory image_memory, Memory output_memory) {
     const BandLayout &l = call.layout;
     const int rows = l.rows_of(band);
     const Extent2d s = l.slab(rows);
@@ -146,7 +177,7 @@ void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, bool
     const size_t image_pitch = size_t(call.image->dim[1].stride) * e;
     auto *slab = static_cast<uint8_t *>(lane.device_slab);
     bool any_fill = false;
-    if (image_pinned) {
+    if (image_memory != Memory::pageable) {
         // Runs of slab rows that read consecutive image rows: one 2D copy each.
         for (int r = 0; r < s.height;) {
             const int64_t y = l.source_row(band, r, call.boundary);
@@ -183,10 +214,10 @@ void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, bool
     plan.run(&in.buffer, &out.buffer, reinterpret_cast<Stream>(lane.stream));
     const size_t row_bytes = size_t(l.output.width) * l.output_bytes;
     const size_t out_pitch = size_t(call.output->dim[1].stride) * l.output_bytes;
-    uint8_t *first = call.output->host + size_t(l.first_row(band)) * out_pitch;
-    if (output_pinned) {
+    uint8_t *first = base_of(call.output, output_memory) + size_t(l.first_row(band)) * out_pitch;
+    if (output_memory != Memory::pageable) {
         check_cuda(cudaMemcpy2DAsync(first, out_pitch, lane.device_rows, row_bytes, row_bytes, size_t(rows),
-                                     cudaMemcpyDeviceToHost, lane.stream),
+                                     cudaMemcpyDefault, lane.stream),
                    "copying a band's rows to the host");
         check_cuda(cudaStreamSynchronize(lane.stream), "a band's stream");
         return;
@@ -216,7 +247,10 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
     const std::vector<int> devices = band_devices(call.bands);
     const int per_device = call.bands.streams_per_device > 0 ? call.bands.streams_per_device : band_default_streams;
     synchronize_stream(call.stream);
-    const bool image_pinned = pinned(call.image), output_pinned = pinned(call.output);
+    int home = 0;
+    check_cuda(cudaGetDevice(&home), "querying the current device");
+    const Memory image_memory = memory_of(call.image), output_memory = memory_of(call.output);
+    const bool on_device = image_memory == Memory::device || output_memory == Memory::device;
 
     std::lock_guard<std::mutex> lock(resources.mutex);
     const Extent2d biggest = l.slab(l.band_rows);
@@ -251,11 +285,14 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
         threads.emplace_back([&, lane = lane_ptr.get()] {
             try {
                 check_cuda(cudaSetDevice(lane->device), "selecting a band's device");
+                if (on_device && lane->device != home) {
+                    enable_peer_access(home);
+                }
                 const Plan full = call.plan_for(l.band_rows);
                 const int last_rows = l.rows_of(l.bands - 1);
                 const Plan last = last_rows == l.band_rows ? full : call.plan_for(last_rows);
                 for (int b = next++; b < l.bands && !failed; b = next++) {
-                    run_band(call, *lane, l.rows_of(b) == l.band_rows ? full : last, b, image_pinned, output_pinned);
+                    run_band(call, *lane, l.rows_of(b) == l.band_rows ? full : last, b, image_memory, output_memory);
                 }
             } catch (...) {
                 std::lock_guard<std::mutex> g(error_mutex);

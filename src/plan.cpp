@@ -579,7 +579,9 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
     } else {
         internal::run_bands_cpu(call);
     }
+    // Written where it lives: on the host, or in the device's memory.
     output->flags = 0;
+    output->set_device_dirty(output->device != 0);
 }
 
 }  // namespace

@@ -189,5 +189,47 @@ TEST_F(PlanGpuStreams, BandsMatchTheOneShotCall) {
     }
 }
 
+// Device-resident image and output with Banding::always: the bands read and write the
+// plan's device's memory by device-to-device (one GPU) or peer (several) copies; bit for
+// bit the one-shot call's, the output left device-dirty.
+TEST_F(PlanGpuStreams, DeviceResidentBandsMatchTheOneShotCall) {
+    int devices = 0;
+    cudaGetDeviceCount(&devices);
+    for (Algorithm a : {Algorithm::shared_tiled, Algorithm::im2tensor_fused}) {
+        for (Boundary b : {Boundary::constant, Boundary::reflect, Boundary::wrap}) {
+            for (Mode mode : {Mode::same, Mode::full}) {
+                SCOPED_TRACE(std::string(to_string(a)) + " " + to_string(b) + " " + to_string(mode));
+                const Precision p = uses_tensor_cores(a) ? Precision::f16f32 : Precision::f32;
+                Image ignore;
+                Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(p), 9, 13, ignore);
+                Halide::Runtime::Buffer<> image = random_buffer(storage_type(p), 333, 241, ignore);
+                image.copy_to_device(cuda_device_interface());
+                Options o;
+                o.algorithm = a;
+                o.precision = p;
+                o.mode = mode;
+                o.boundary = b;
+                o.fill_value = -1.5;
+                o.device = Device::cuda;
+                Halide::Runtime::Buffer<> want = Plan({333, 241}, kernel, o).apply(image);
+                want.copy_to_host();
+                o.bands.banding = Banding::always;
+                o.bands.band_rows = 17;
+                for (int d = 0; d <= (devices > 1 ? 1 : 0); d++) {
+                    o.bands.devices = d == 0 ? std::vector<int>{0} : std::vector<int>{};
+                    const Plan banded({333, 241}, kernel, o);
+                    Halide::Runtime::Buffer<> got = banded.allocate_output();
+                    poison(got);
+                    got.copy_to_device(cuda_device_interface());  // NaN on both sides
+                    banded.apply(image, got);
+                    EXPECT_TRUE(got.device_dirty());
+                    got.copy_to_host();
+                    EXPECT_TRUE(same_bits(got, want)) << (d == 0 ? "device 0" : "every device");
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace halconv::test

@@ -85,12 +85,16 @@
 // valid-mode plan of the same algorithm; several bands are in flight per device (each
 // lane a thread and a stream: slab copied in, pads filled on the device, pipeline, rows
 // copied out), spread over BandOptions::devices (empty: every visible GPU). Pinned
-// buffers are copied directly, pageable ones through pinned staging. Results: bit for
+// buffers are copied directly, pageable ones through pinned staging. An image and output
+// both in the plan's device's memory (the image not host-dirty) run in bands too with
+// Banding::always: the other GPUs read their slabs and write their rows by peer copies
+// (direct where the devices allow peer access, else through the host); the output is
+// left device-dirty. Results: bit for
 // bit the one-shot call's for the deterministic algorithms (direct sums, separable,
 // im2tensor / im2tensor_fused / diagonal_unroll); fft within its bound (the bands'
 // tiles differ from the whole image's); im2tensor_atomic as nondeterministic as ever.
 // A banded call is synchronous: it waits for Options::stream first, and returns with the
-// output written on the host (no device allocation). Device memory per device: streams
+// output written (on the host for host-resident buffers). Device memory per device: streams
 // per device x (a slab, a band's output rows, the band plan's workspace); with the
 // chosen band height a slab and its rows take about 64 MiB (at least the kernel's
 // height in rows). One banded call at a time per plan (others wait). If a band fails,

@@ -15,7 +15,7 @@ namespace halconv {
 // several bands in flight per device, over one or several GPUs.
 enum class Banding : int32_t {
     automatic = 0,  // bands when image, output and workspace would not fit in the device's free memory
-    always = 1,     // bands whenever both buffers are host-resident (on the CPU too: bounded temporaries)
+    always = 1,     // bands whenever both buffers are host-resident (CPU too), or both on the device (several GPUs)
     never = 2,      // one pass on the plan's device, whatever it needs (may fail with out_of_memory)
 };
 
