@@ -156,6 +156,18 @@ const char *to_string(Device device) {
     return "?";
 }
 
+const char *to_string(Banding banding) {
+    switch (banding) {
+        case Banding::automatic:
+            return "auto";
+        case Banding::always:
+            return "always";
+        case Banding::never:
+            return "never";
+    }
+    return "?";
+}
+
 Extent2d output_extent(Extent2d image, Extent2d kernel, Mode mode) {
     if (image.width <= 0 || image.height <= 0 || kernel.width <= 0 || kernel.height <= 0) {
         throw Error(ErrorCode::invalid_argument, "image " + shape_text(image.width, image.height) + " and kernel " +

@@ -129,6 +129,23 @@ TEST_F(Cli, EveryModeAndBoundaryMatchesFloat64Reference) {
     }
 }
 
+TEST_F(Cli, BandsGiveTheSameFileAndBadBandOptionsAreRefused) {
+    const halconv::io::FitsImage in = random_fits(31, 26);
+    const std::string input = path("in.fits"), whole = path("whole.fits"), banded = path("banded.fits");
+    halconv::io::write_fits(input, in);
+    const std::string common = " --kernel random:5,seed=3 --precision f64 --device cpu --boundary wrap";
+    ASSERT_EQ(run_cli("filter '" + input + "' '" + whole + "'" + common + " --bands never").status, 0);
+    const CliRun r = run_cli("filter '" + input + "' '" + banded + "'" + common + " --bands always --band-rows 4");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(read_text(banded), read_text(whole));
+    for (const std::string bad : {"--bands sometimes", "--band-rows 0", "--band-rows 2.5", "--gpus 0,x", "--gpus -1"}) {
+        const CliRun e = run_cli("filter '" + input + "' '" + path("bad.fits") + "'" + common + " " + bad);
+        EXPECT_EQ(e.status, 2) << bad << "\n" << e.output;
+        EXPECT_THAT(e.output, HasSubstr(bad.substr(0, bad.find(' ')))) << bad;
+        EXPECT_FALSE(fs::exists(path("bad.fits"))) << bad;
+    }
+}
+
 TEST_F(Cli, EveryKernelSpecMatchesFloat64Reference) {
     const halconv::io::FitsImage in = random_fits(31, 20);
     const std::string input = path("in.fits"), output = path("out.fits");

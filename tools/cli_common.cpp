@@ -69,6 +69,15 @@ double parse_number(const std::string &flag, const std::string &value) {
     return *v;
 }
 
+int parse_whole(const std::string &flag, const std::string &value, int min, int max) {
+    const double v = parse_number(flag, value);
+    if (v < min || v > max || v != static_cast<int>(v)) {
+        throw UsageError(flag + " " + value + ": allowed whole numbers from " + std::to_string(min) + " to " +
+                         std::to_string(max));
+    }
+    return static_cast<int>(v);
+}
+
 double parse_fill(const std::string &flag, const std::string &value) {
     bool range = false;
     const std::optional<double> v = whole_double(value, range);

@@ -37,6 +37,8 @@ Format same_format(const std::string &in, const std::string &out);
 
 // A finite number; "1e400" (out of a double's range), "nan" and "inf" are refused.
 double parse_number(const std::string &flag, const std::string &value);
+// A whole number from min to max.
+int parse_whole(const std::string &flag, const std::string &value, int min, int max);
 // A fill value: a number as above, or nan, inf, -inf (an out-of-image sample may be
 // anything an image sample may be; they propagate as in SciPy).
 double parse_fill(const std::string &flag, const std::string &value);

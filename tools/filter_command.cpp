@@ -2,6 +2,7 @@
 // one file or a batch, each colour channel filtered, alpha passed through, the output in
 // the input's format (PNG clamped and rounded at the input's depth; FITS float32, or
 // float64 with --precision f64).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,11 +21,15 @@ std::string filter_usage() {
     return "usage: halconv filter IN... OUT --kernel SPEC [--algorithm A] [--precision f64|f32|f16|f16f32]\n"
            "                      [--mode valid|same|full] [--boundary constant|nearest|reflect|mirror|wrap]\n"
            "                      [--fill V] [--device auto|cpu|cuda] [--convolve] [--verbose]\n"
+           "                      [--bands auto|always|never] [--band-rows N] [--gpus 0,1,...]\n"
            "  Correlates (with --convolve: convolves) each IN, a PNG or FITS image, with the kernel\n"
            "  and writes OUT in the same format. Several INs or a directory: OUT is a directory.\n"
            "  SPEC: gaussian:sigma=S[,size=K] | box:K | laplacian | sobel-x | sobel-y |\n"
            "        log:sigma=S[,size=K] | random:K[,seed=N] | FILE.txt | FILE.fits\n"
            "  --verbose: for each IN, the device and algorithm that ran, and why.\n"
+           "  --bands: on CUDA, filter in bands of rows (auto: when the image does not fit on the\n"
+           "  GPU); --band-rows: rows per band (default: about 64 MiB a band); --gpus: the CUDA\n"
+           "  devices the bands spread over (default: every visible one).\n"
            "  Defaults: mode same, boundary constant, fill 0, precision f32, device auto,\n"
            "  algorithm auto (the fastest on the device, halconv tune); the algorithms:\n  " +
            algorithm_names() + ".";
@@ -148,7 +153,22 @@ int filter_command(const std::vector<std::string> &args) {
         .option("--boundary",
                 [&](const std::string &a, const std::string &v) { f.options.boundary = parse_boundary(a, v); })
         .option("--device", [&](const std::string &a, const std::string &v) { f.options.device = parse_device(a, v); })
-        .option("--fill", [&](const std::string &a, const std::string &v) { f.options.fill_value = parse_fill(a, v); });
+        .option("--fill", [&](const std::string &a, const std::string &v) { f.options.fill_value = parse_fill(a, v); })
+        .option("--bands",
+                [&](const std::string &a, const std::string &v) {
+                    f.options.bands.banding = parse_choice(a, v, {Banding::automatic, Banding::always, Banding::never});
+                })
+        .option("--band-rows", [&](const std::string &a,
+                                   const std::string &v) { f.options.bands.band_rows = parse_whole(a, v, 1, 1 << 30); })
+        .option("--gpus", [&](const std::string &a, const std::string &v) {
+            f.options.bands.devices.clear();
+            size_t start = 0;
+            while (start <= v.size()) {
+                const size_t end = std::min(v.find(',', start), v.size());
+                f.options.bands.devices.push_back(parse_whole(a, v.substr(start, end - start), 0, 1023));
+                start = end + 1;
+            }
+        });
     if (!line.parse(args)) {
         return 0;
     }

@@ -38,14 +38,6 @@ std::vector<std::string> items(const std::string &flag, const std::string &value
     return out;
 }
 
-int whole_number(const std::string &flag, const std::string &text, int max) {
-    const double v = parse_number(flag, text);
-    if (v < 1 || v > max || v != static_cast<int>(v)) {
-        throw UsageError(flag + " " + text + ": allowed whole numbers from 1 to " + std::to_string(max));
-    }
-    return static_cast<int>(v);
-}
-
 }  // namespace
 
 int tune_command(const std::vector<std::string> &args) {
@@ -55,18 +47,19 @@ int tune_command(const std::vector<std::string> &args) {
     CommandLine line("tune", tune_usage);
     line.flag("--quiet", quiet)
         .option("--device", [&](const std::string &a, const std::string &v) { o.device = parse_device(a, v); })
-        .option("--sizes",
-                [&](const std::string &a, const std::string &v) {
-                    for (const std::string &s : items(a, v)) {
-                        const size_t x = s.find('x');
-                        const int w = whole_number(a, s.substr(0, x), 1 << 16);
-                        o.sizes.push_back({w, x == std::string::npos ? w : whole_number(a, s.substr(x + 1), 1 << 16)});
-                    }
-                })
+        .option(
+            "--sizes",
+            [&](const std::string &a, const std::string &v) {
+                for (const std::string &s : items(a, v)) {
+                    const size_t x = s.find('x');
+                    const int w = parse_whole(a, s.substr(0, x), 1, 1 << 16);
+                    o.sizes.push_back({w, x == std::string::npos ? w : parse_whole(a, s.substr(x + 1), 1, 1 << 16)});
+                }
+            })
         .option("--kernels",
                 [&](const std::string &a, const std::string &v) {
                     for (const std::string &k : items(a, v)) {
-                        o.kernels.push_back(whole_number(a, k, 4096));
+                        o.kernels.push_back(parse_whole(a, k, 1, 4096));
                     }
                 })
         .option("--precisions",
@@ -92,7 +85,7 @@ int tune_command(const std::vector<std::string> &args) {
                         o.algorithms.push_back(algorithm);
                     }
                 })
-        .option("--reps", [&](const std::string &a, const std::string &v) { o.reps = whole_number(a, v, 1000); })
+        .option("--reps", [&](const std::string &a, const std::string &v) { o.reps = parse_whole(a, v, 1, 1000); })
         .option("--max-ms",
                 [&](const std::string &a, const std::string &v) {
                     o.max_ms = parse_number(a, v);

@@ -381,6 +381,7 @@ const char *to_string(Boundary boundary);
 const char *to_string(Precision precision);
 const char *to_string(Algorithm algorithm);
 const char *to_string(Device device);
+const char *to_string(Banding banding);
 const char *to_string(Staging staging);
 const char *to_string(MultichannelAlgorithm algorithm);
 const char *to_string(Operation operation);
