@@ -231,5 +231,55 @@ TEST_F(PlanGpuStreams, DeviceResidentBandsMatchTheOneShotCall) {
     }
 }
 
+// Banding::automatic as a user meets it: with the device nearly full, a call whose image
+// and output do not fit runs in bands and gives the one-shot call's bits, where
+// Banding::never fails for want of memory.
+TEST_F(PlanGpuStreams, AutomaticBandsWhenTheDeviceIsFull) {
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f32), 5, 3, ignore);
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f32), 4096, 8192, ignore);  // 128 MiB
+    Options o;
+    o.algorithm = Algorithm::shared_tiled;
+    o.device = Device::cuda;
+    o.boundary = Boundary::mirror;
+    o.bands.band_rows = 256;
+    o.bands.streams_per_device = 2;
+    o.bands.devices = {0};
+    Halide::Runtime::Buffer<> copy = image.copy();
+    Halide::Runtime::Buffer<> want = Plan({4096, 8192}, kernel, o).apply(copy);
+    want.copy_to_host();
+    copy.device_free();
+    want.device_free();
+
+    const Plan plan({4096, 8192}, kernel, o);
+    // Memory freed stream-ordered goes back to the device once the pool is trimmed, and
+    // buffers Halide freed stay in its allocation cache until released.
+    cudaDeviceSynchronize();
+    halide_reuse_device_allocations(nullptr, false);  // releases the cache
+    halide_reuse_device_allocations(nullptr, true);
+    cudaMemPool_t pool = nullptr;
+    cudaDeviceGetDefaultMemPool(&pool, 0);
+    cudaMemPoolTrimTo(pool, 0);
+    size_t free = 0, total = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    constexpr size_t keep = size_t(192) << 20;  // less than image + output (256 MiB)
+    void *hog = nullptr;
+    ASSERT_EQ(cudaMalloc(&hog, free - keep), cudaSuccess);
+    Halide::Runtime::Buffer<> got = plan.allocate_output();
+    poison(got);
+    got.set_host_dirty(false);
+    EXPECT_NO_THROW(plan.apply(image, got));
+    EXPECT_EQ(got.raw_buffer()->device, 0u) << "banded: the output stays on the host";
+    EXPECT_TRUE(same_bits(got, want));
+
+    Options whole = o;
+    whole.bands.banding = Banding::never;
+    Halide::Runtime::Buffer<> again = plan.allocate_output();
+    EXPECT_THROW(Plan({4096, 8192}, kernel, whole).apply(image, again), Error);
+    image.device_free();
+    again.device_free();
+    cudaFree(hog);
+}
+
 }  // namespace
 }  // namespace halconv::test
