@@ -47,14 +47,16 @@ void schedule_transpose(Func f, Func source, int tile, int vec, const LoopLevel 
 void schedule_fft_cpu(FftStages &s) {
     const int vec = s.target.natural_vector_size(s.work);
     Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"}, pair{"pair"};
-    // The last vector of a row shifts inwards: rounded up, it would reach into the next
-    // pair of tiles, whose transforms bounds inference would then add to this one's.
+    // The last vector of a row is guarded (predicated): rounded up, it would reach into
+    // the next pair of tiles, whose transforms bounds inference would then add to this
+    // one's; shifted inwards, it would start before the output where a pair holds fewer
+    // outputs than a vector (kernels almost as wide as the transform).
     s.output.split(s.y, yo, yi, s.step_y, TailStrategy::GuardWithIf)
         .split(s.x, xo, xi, 2 * s.step_x, TailStrategy::GuardWithIf)
         .reorder(xi, yi, xo, yo)
         .fuse(xo, yo, pair)
         .parallel(pair)
-        .vectorize(xi, vec, TailStrategy::ShiftInwards);
+        .vectorize(xi, vec, TailStrategy::GuardWithIf);
     const LoopLevel per_pair(s.output, pair);
     for (size_t n = 0; n < s.transforms.size(); n++) {
         const bool kernel = static_cast<int>(n) < s.kernel_transforms;

@@ -88,6 +88,19 @@ TEST(Fft, ManyTilesEveryTransformSize) {
     EXPECT_EQ(tiles, (std::set<int>{64, 128, 256, 512, 1024}));
 }
 
+// Kernels as wide as the transform, or nearly: a tile pair then holds fewer outputs per
+// row than one vector (2 at T = kw), in every precision. Valid mode keeps the outputs,
+// and so the T x T transforms, few.
+TEST(Fft, KernelsAsWideAsTheTransform) {
+    for (Precision p : {Precision::f64, Precision::f32, Precision::f16f32, Precision::f16}) {
+        const int largest = p == Precision::f32 ? 1024 : 256;
+        for (int kw : {largest - 3, largest}) {
+            SCOPED_TRACE(std::string(to_string(p)) + " kernel width " + std::to_string(kw));
+            EXPECT_EQ(check(p, kw + 9, 4, kw, 2, Mode::valid, Boundary::constant, false), largest);
+        }
+    }
+}
+
 // The transform size is the cheapest for the kernel and the output (limit fft_tile):
 // small for small kernels, growing with the kernel, always larger than it.
 TEST(Fft, TransformSizeGrowsWithTheKernel) {
