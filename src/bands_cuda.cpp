@@ -190,8 +190,8 @@ void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, Memo
             }
             if (y >= 0) {
                 check_cuda(cudaMemcpy2DAsync(slab + size_t(r) * slab_pitch + size_t(l.offset_x) * e, slab_pitch,
-                                             call.image->host + size_t(y) * image_pitch, image_pitch,
-                                             size_t(l.image.width) * e, size_t(n), cudaMemcpyHostToDevice, lane.stream),
+                                             base_of(call.image, image_memory) + size_t(y) * image_pitch, image_pitch,
+                                             size_t(l.image.width) * e, size_t(n), cudaMemcpyDefault, lane.stream),
                            "copying a band's rows to the device");
             }
             r += n;
