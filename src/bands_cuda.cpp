@@ -1,9 +1,10 @@
 // Row bands on CUDA devices (bands.h): each device runs several lanes, a lane a thread
 // with its own stream, device slab and output rows, and pinned staging where the user's
-// buffers are pageable. Buffers in the plan's device's memory are read and written by
-// copies from every lane's device (peer copies). A lane takes the next band, copies its slab in (straight from
-// pinned memory, else staged), fills the pads on the device, runs the band's plan and
-// copies the rows out; the lanes' copies and pipelines overlap one another.
+// buffers are pageable. A lane takes the next band, copies its slab in (straight from
+// pinned or device memory, else staged), fills the pads on the device, runs the band's
+// plan and copies the rows out; the lanes' copies and pipelines overlap one another.
+// Buffers in the plan's device's memory are read and written from every lane's device
+// (peer copies).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -281,8 +282,13 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
     std::mutex error_mutex;
     std::exception_ptr error;
     std::vector<std::thread> threads;
+    const auto join_all = [&] {
+        for (std::thread &t : threads) {
+            t.join();
+        }
+    };
     for (const std::unique_ptr<Lane> &lane_ptr : resources.lanes) {
-        threads.emplace_back([&, lane = lane_ptr.get()] {
+        const auto work = [&, lane = lane_ptr.get()] {
             try {
                 check_cuda(cudaSetDevice(lane->device), "selecting a band's device");
                 if (on_device && lane->device != home) {
@@ -301,11 +307,16 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
                 }
                 failed = true;
             }
-        });
+        };
+        try {
+            threads.emplace_back(work);
+        } catch (...) {  // no thread to be had: stop the lanes that started, then report it
+            failed = true;
+            join_all();
+            throw Error(ErrorCode::out_of_memory, "starting a thread for a band lane failed");
+        }
     }
-    for (std::thread &t : threads) {
-        t.join();
-    }
+    join_all();
     if (error) {
         std::rethrow_exception(error);
     }
