@@ -89,12 +89,12 @@
 // both in the plan's device's memory (the image not host-dirty) run in bands too with
 // Banding::always: the other GPUs read their slabs and write their rows by peer copies
 // (direct where the devices allow peer access, else through the host); the output is
-// left device-dirty. Results: bit for
-// bit the one-shot call's for the deterministic algorithms (direct sums, separable,
-// im2tensor / im2tensor_fused / diagonal_unroll); fft within its bound (the bands'
-// tiles differ from the whole image's); im2tensor_atomic as nondeterministic as ever.
-// A banded call is synchronous: it waits for Options::stream first, and returns with the
-// output written (on the host for host-resident buffers). Device memory per device: streams
+// left device-dirty. Results: bit for bit the one-shot call's for the deterministic
+// algorithms (direct sums, separable, im2tensor / im2tensor_fused / diagonal_unroll);
+// fft within its bound (the bands' tiles differ from the whole image's);
+// im2tensor_atomic as nondeterministic as ever. A banded call is synchronous: it waits
+// for Options::stream first, and returns with the output written (on the host for
+// host-resident buffers). Device memory per device: streams
 // per device x (a slab, a band's output rows, the band plan's workspace); with the
 // chosen band height a slab and its rows take about 64 MiB (at least the kernel's
 // height in rows). One banded call at a time per plan (others wait). If a band fails,
