@@ -129,6 +129,21 @@ Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Hal
     return padded;
 }
 
+// What a valid-mode extern stage reads for a mode's output (the tensor-core and cuFFT
+// pipelines): the input extended by `rule` and shifted by the mode's offsets. Call it
+// once the extern stage is the output: the fold test reads the output buffer's bounds.
+template <typename In, typename Out, typename Kernel>
+Halide::Func extended_for_extern(const In &input, const Out &output, const Kernel &kernel, const Halide::Expr &rule,
+                                 const Halide::Expr &fill, const Halide::Expr &offset_x, const Halide::Expr &offset_y,
+                                 const Halide::Var &x, const Halide::Var &y) {
+    const Halide::Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
+    const Halide::Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
+    Halide::Func padded = extend_by_rule(input, rule, fill, near, x, y);
+    Halide::Func shifted{"shifted"};
+    shifted(x, y) = padded(x - offset_x, y - offset_y);
+    return shifted;
+}
+
 // Kernel coefficient (i, j) counted from the kernel's first sample; flip = true turns
 // correlation into convolution.
 inline Halide::Expr kernel_tap(const Halide::Func &kernel, const Halide::Expr &k_min_x, const Halide::Expr &k_width,

@@ -30,6 +30,7 @@
 #include "conv_common.h"
 #include "fft.h"
 #include "fft_schedules.h"
+#include "tensor_core_schedules.h"
 
 namespace halconv::gen {
 
@@ -212,18 +213,13 @@ public:
                 "cufft: buffer types do not match the precision");
         // ALGORITHM
         Var x{"x"}, y{"y"};
-        // The extern stage becomes the output first: the fold test below reads the
-        // output buffer's bounds, which exist only once the output has its Func.
         output = cufft_stage(get_target(), form, precision, {Func(extended), kernel, flip}, x, y);
-        const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
-        const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
-        Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y);
-        Func shifted{"shifted"};
-        shifted(x, y) = padded(x - offset_x, y - offset_y);
+        Func shifted = extended_for_extern(input, output, kernel, boundary, Halide::cast(types.storage, fill), offset_x,
+                                           offset_y, x, y);
         extended(x, y) = shifted(x, y);
 
         // SCHEDULE
-        sched::schedule_fft_boundary_gpu(extended, x, y);
+        sched::schedule_extended_image_gpu(extended, x, y);
     }
 };
 

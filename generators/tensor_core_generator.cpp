@@ -57,18 +57,13 @@ public:
     void generate() {
         // ALGORITHM
         Var x{"x"}, y{"y"};
-        Func shifted{"shifted"};
-        // The extern stage becomes the output first: the fold test below reads the
-        // output buffer's bounds, which exist only once the output has its Func.
         output = tensor_core_stage(get_target(), variant, precision, {Func(extended), kernel, flip}, x, y);
-        const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
-        const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
-        Func padded = extend_by_rule(input, boundary, Halide::cast(Halide::Float(16), fill), near, x, y);
-        shifted(x, y) = padded(x - offset_x, y - offset_y);
+        Func shifted = extended_for_extern(input, output, kernel, boundary, Halide::cast(Halide::Float(16), fill),
+                                           offset_x, offset_y, x, y);
         extended(x, y) = shifted(x, y);
 
         // SCHEDULE
-        sched::schedule_tensor_core_boundary_gpu(extended, x, y);
+        sched::schedule_extended_image_gpu(extended, x, y);
     }
 };
 

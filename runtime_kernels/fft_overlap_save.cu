@@ -485,11 +485,7 @@ template <FftPrecision P>
 int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out,
               const char *name) {
     using tc::fail;
-    if (out->is_bounds_query()) {
-        in->dim[0].min = out->dim[0].min;
-        in->dim[0].extent = out->dim[0].extent + kernel->dim[0].extent - 1;
-        in->dim[1].min = out->dim[1].min;
-        in->dim[1].extent = out->dim[1].extent + kernel->dim[1].extent - 1;
+    if (tc::answer_bounds_query(in, kernel, out)) {
         return 0;
     }
     if (in->dimensions != 2 || kernel->dimensions != 2 || out->dimensions != 2) {
@@ -498,28 +494,10 @@ int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, 
     if (!has_type(in, P, false) || !has_type(kernel, P, false) || !has_type(out, P, true)) {
         return fail(user_context, name, "the image, kernel and output types do not match the entry's precision");
     }
-    if (in->dim[0].stride != 1 || kernel->dim[0].stride != 1 || out->dim[0].stride != 1) {
-        return fail(user_context, name, "buffers must be dense along x (dim 0 stride 1)");
-    }
     const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
-    const int x0 = out->dim[0].min - in->dim[0].min, y0 = out->dim[1].min - in->dim[1].min;
-    if (x0 < 0 || y0 < 0 || int64_t(x0) + out->dim[0].extent + kw - 1 > in->dim[0].extent ||
-        int64_t(y0) + out->dim[1].extent + kh - 1 > in->dim[1].extent) {
-        return fail(user_context, name, "the image does not cover the output region plus the kernel's halo");
-    }
-    const halide_device_interface_t *cuda = halide_cuda_device_interface();
-    for (halide_buffer_t *b : {in, kernel}) {
-        if (int e = halide_copy_to_device(user_context, b, cuda); e != 0) {
-            return e;
-        }
-    }
-    if (out->device == 0) {
-        if (int e = halide_device_malloc(user_context, out, cuda); e != 0) {
-            return e;
-        }
-    }
+    int x0 = 0, y0 = 0;
     cudaStream_t stream = nullptr;
-    if (int e = tc::current_stream(user_context, &stream); e != 0) {
+    if (int e = tc::place_on_device(user_context, name, in, kernel, out, &x0, &y0, &stream); e != 0) {
         return e;
     }
     using Storage = typename FftTypes<P>::Storage;

@@ -46,35 +46,28 @@ int current_stream(void *user_context, cudaStream_t *stream) {
     return e;
 }
 
-int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
-                        halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call) {
-    if (out->is_bounds_query()) {
-        const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
-        in->dim[0].min = out->dim[0].min;
-        in->dim[0].extent = out->dim[0].extent + kw - 1;
-        in->dim[1].min = out->dim[1].min;
-        in->dim[1].extent = out->dim[1].extent + kh - 1;
-        return -1;
+bool answer_bounds_query(halide_buffer_t *in, const halide_buffer_t *kernel, const halide_buffer_t *out) {
+    if (!out->is_bounds_query()) {
+        return false;
     }
-    if (in->dimensions != 2 || kernel->dimensions != 2 || out->dimensions != 2) {
-        return fail(user_context, name, "image, kernel and output must be 2D");
-    }
-    if (!is_f16(in) || !is_f16(kernel) || out->type != out_type) {
-        return fail(user_context, name, "image and kernel must be float16 and the output of the entry's type");
-    }
+    in->dim[0].min = out->dim[0].min;
+    in->dim[0].extent = out->dim[0].extent + kernel->dim[0].extent - 1;
+    in->dim[1].min = out->dim[1].min;
+    in->dim[1].extent = out->dim[1].extent + kernel->dim[1].extent - 1;
+    return true;
+}
+
+int place_on_device(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                    halide_buffer_t *out, int *x0, int *y0, cudaStream_t *stream) {
     if (in->dim[0].stride != 1 || kernel->dim[0].stride != 1 || out->dim[0].stride != 1) {
         return fail(user_context, name, "buffers must be dense along x (dim 0 stride 1)");
     }
-    const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
-    if (kw < 1 || kh < 1 || kw > max_kernel_edge || kh > max_kernel_edge) {
-        return fail(user_context, name,
-                    "kernel is " + std::to_string(kw) + " x " + std::to_string(kh) + "; allowed 1 .. " +
-                        std::to_string(max_kernel_edge) + " per axis");
-    }
     // The output region [min, min + extent) reads the image from the same min.
-    const int x0 = out->dim[0].min - in->dim[0].min, y0 = out->dim[1].min - in->dim[1].min;
-    if (x0 < 0 || y0 < 0 || x0 + out->dim[0].extent + kw - 1 > in->dim[0].extent ||
-        y0 + out->dim[1].extent + kh - 1 > in->dim[1].extent) {
+    const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
+    *x0 = out->dim[0].min - in->dim[0].min;
+    *y0 = out->dim[1].min - in->dim[1].min;
+    if (*x0 < 0 || *y0 < 0 || int64_t(*x0) + out->dim[0].extent + kw - 1 > in->dim[0].extent ||
+        int64_t(*y0) + out->dim[1].extent + kh - 1 > in->dim[1].extent) {
         return fail(user_context, name, "the image does not cover the output region plus the kernel's halo");
     }
     const halide_device_interface_t *cuda = halide_cuda_device_interface();
@@ -88,7 +81,28 @@ int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t
             return e;
         }
     }
-    if (int e = current_stream(user_context, &call->stream); e != 0) {
+    return current_stream(user_context, stream);
+}
+
+int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                        halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call) {
+    if (answer_bounds_query(in, kernel, out)) {
+        return -1;
+    }
+    if (in->dimensions != 2 || kernel->dimensions != 2 || out->dimensions != 2) {
+        return fail(user_context, name, "image, kernel and output must be 2D");
+    }
+    if (!is_f16(in) || !is_f16(kernel) || out->type != out_type) {
+        return fail(user_context, name, "image and kernel must be float16 and the output of the entry's type");
+    }
+    const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
+    if (kw < 1 || kh < 1 || kw > max_kernel_edge || kh > max_kernel_edge) {
+        return fail(user_context, name,
+                    "kernel is " + std::to_string(kw) + " x " + std::to_string(kh) + "; allowed 1 .. " +
+                        std::to_string(max_kernel_edge) + " per axis");
+    }
+    int x0 = 0, y0 = 0;
+    if (int e = place_on_device(user_context, name, in, kernel, out, &x0, &y0, &call->stream); e != 0) {
         return e;
     }
     Problem &p = call->problem;

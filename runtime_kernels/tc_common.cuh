@@ -276,6 +276,17 @@ struct ExternCall {
 int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
                         halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call);
 
+// The extern convention shared by the stages that read the output region plus the
+// kernel's halo (these and the cuFFT stage): answers a bounds query on `in` (true when
+// `out` is one, nothing else to do) ...
+bool answer_bounds_query(halide_buffer_t *in, const halide_buffer_t *kernel, const halide_buffer_t *out);
+// ... and for a real call checks that the buffers are dense along x and that `in`
+// covers the output region plus the halo, moves image and kernel to the device,
+// allocates the output there and fetches the stream; (x0, y0) is the output's first
+// sample in `in`. 0 or a halide_error_code.
+int place_on_device(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                    halide_buffer_t *out, int *x0, int *y0, cudaStream_t *stream);
+
 // Reports "name: what" through Halide's error handler; returns halide_error_code_generic_error.
 int fail(void *user_context, const char *name, const std::string &what);
 

@@ -72,10 +72,4 @@ void schedule_fft_cpu(FftStages &s) {
     s.spectrum.compute_root().vectorize(s.spectrum.args()[0], vec);
 }
 
-void schedule_fft_boundary_gpu(Halide::Func extended, const Halide::Var &x, const Halide::Var &y) {
-    // A copy with index remapping: one thread per sample, warps along rows.
-    extended.compute_root();
-    gpu_one_per_thread(extended, x, y, Halide::Var{"xi"});
-}
-
 }  // namespace halconv::sched

@@ -29,8 +29,4 @@ struct FftStages {
 // vectorized across the dimension it does not transform.
 void schedule_fft_cpu(FftStages &s);
 
-// CUDA (cuFFT extern stage): the boundary-extended image in front of it, one thread per
-// sample.
-void schedule_fft_boundary_gpu(Halide::Func extended, const Halide::Var &x, const Halide::Var &y);
-
 }  // namespace halconv::sched

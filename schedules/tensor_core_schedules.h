@@ -9,8 +9,9 @@
 namespace halconv::sched {
 
 // The image extended by the boundary rule and placed for the mode, materialized on the
-// GPU over the region the extern stage asks for (output plus the kernel's halo).
-void schedule_tensor_core_boundary_gpu(Halide::Func shifted, const Halide::Var &x, const Halide::Var &y);
+// GPU over the region an extern stage asks for (output plus the kernel's halo): the
+// tensor-core, unsharp and cuFFT pipelines.
+void schedule_extended_image_gpu(Halide::Func shifted, const Halide::Var &x, const Halide::Var &y);
 
 // The same for the channels-innermost image of the im2col extern stage
 // (generators/im2col_generator.cpp): shifted(c, x, y) over the channel pitch.

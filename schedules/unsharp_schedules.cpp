@@ -24,7 +24,7 @@ void schedule_unsharp_cpu_tiled(UnsharpStages &s) {
 // Three kernels on one stream: the boundary stage writes the float16 image with its
 // apron, the extern stage the blur (float32), and the combination reads both images.
 void schedule_unsharp_gpu_tensor_core(UnsharpStages &s) {
-    schedule_tensor_core_boundary_gpu(s.shifted, s.x, s.y);
+    schedule_extended_image_gpu(s.shifted, s.x, s.y);
     s.blur.compute_root();
     gpu_one_per_thread(s.output, s.x, s.y, Var{"xi"});
 }

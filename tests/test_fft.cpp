@@ -5,9 +5,11 @@
 // (on the CPU the whole call, on CUDA the tiles holding them); on CUDA also several
 // batches of tiles, plans applied to many images and the workspace's bound.
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -59,23 +61,26 @@ int check(Precision p, int width, int height, int kw, int kh, Mode mode, Boundar
     return tile;
 }
 
+struct FftCase {
+    int width, height, kw, kh;
+    Mode mode;
+    Boundary boundary;
+};
+
+// Shapes of many tiles, kernels from 3 to 600 (every CPU transform size), square and not.
+constexpr FftCase many_tile_cases[] = {
+    {301, 203, 3, 3, Mode::same, Boundary::reflect},   {257, 130, 15, 9, Mode::valid, Boundary::constant},
+    {500, 300, 25, 25, Mode::same, Boundary::reflect}, {400, 333, 31, 31, Mode::full, Boundary::mirror},
+    {700, 200, 63, 17, Mode::same, Boundary::wrap},    {513, 129, 127, 5, Mode::same, Boundary::nearest},
+    {900, 60, 250, 7, Mode::same, Boundary::reflect},  {2000, 40, 600, 3, Mode::same, Boundary::constant},
+};
+
 // Several tile pairs per axis, an odd number of tiles (the last pair's second tile lies
 // beyond the output), kernels of every transform size, square and not (the reference is
 // a direct float64 sum: images and kernels sized to keep it to ~10^8 products).
 TEST(Fft, ManyTilesEveryTransformSize) {
-    struct Case {
-        int width, height, kw, kh;
-        Mode mode;
-        Boundary boundary;
-    };
-    const Case cases[] = {
-        {301, 203, 3, 3, Mode::same, Boundary::reflect},   {257, 130, 15, 9, Mode::valid, Boundary::constant},
-        {500, 300, 25, 25, Mode::same, Boundary::reflect}, {400, 333, 31, 31, Mode::full, Boundary::mirror},
-        {700, 200, 63, 17, Mode::same, Boundary::wrap},    {513, 129, 127, 5, Mode::same, Boundary::nearest},
-        {900, 60, 250, 7, Mode::same, Boundary::reflect},  {2000, 40, 600, 3, Mode::same, Boundary::constant},
-    };
     std::set<int> tiles;
-    for (const Case &c : cases) {
+    for (const FftCase &c : many_tile_cases) {
         SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " kernel " + std::to_string(c.kw) +
                      "x" + std::to_string(c.kh));
         tiles.insert(check(Precision::f32, c.width, c.height, c.kw, c.kh, c.mode, c.boundary, c.kw % 2 == 0));
@@ -234,20 +239,16 @@ protected:
 // Every precision, many tiles, tile shapes from small to large kernels, square and not,
 // and outputs of several batches of tiles.
 TEST_F(FftCuda, ManyTilesEveryPrecision) {
-    struct Case {
-        int width, height, kw, kh;
-        Mode mode;
-        Boundary boundary;
+    // Beyond the CPU's shapes: a kernel over 1000 wide, tiny images, several batches.
+    const FftCase more[] = {
+        {1100, 30, 1023, 2, Mode::full, Boundary::mirror},
+        {1, 1, 1, 1, Mode::same, Boundary::wrap},
+        {7, 5, 9, 3, Mode::full, Boundary::reflect},
+        {2500, 2500, 3, 3, Mode::same, Boundary::nearest},
     };
-    const Case cases[] = {
-        {301, 203, 3, 3, Mode::same, Boundary::reflect},   {257, 130, 15, 9, Mode::valid, Boundary::constant},
-        {500, 300, 25, 25, Mode::same, Boundary::reflect}, {400, 333, 31, 31, Mode::full, Boundary::mirror},
-        {700, 200, 63, 17, Mode::same, Boundary::wrap},    {513, 129, 127, 5, Mode::same, Boundary::nearest},
-        {900, 60, 250, 7, Mode::same, Boundary::reflect},  {2000, 40, 600, 3, Mode::same, Boundary::constant},
-        {1100, 30, 1023, 2, Mode::full, Boundary::mirror}, {1, 1, 1, 1, Mode::same, Boundary::wrap},
-        {7, 5, 9, 3, Mode::full, Boundary::reflect},       {2500, 2500, 3, 3, Mode::same, Boundary::nearest},
-    };
-    for (const Case &c : cases) {
+    std::vector<FftCase> cases(std::begin(many_tile_cases), std::end(many_tile_cases));
+    cases.insert(cases.end(), std::begin(more), std::end(more));
+    for (const FftCase &c : cases) {
         SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " kernel " + std::to_string(c.kw) +
                      "x" + std::to_string(c.kh));
         for (Precision p : {Precision::f32, Precision::f64, Precision::f16f32, Precision::f16}) {
