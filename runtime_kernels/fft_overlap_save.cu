@@ -1,6 +1,14 @@
-// FFT convolution by overlap-save with cuFFT (halconv_fft.h): tiling, the prepared
-// plans and spectrum, the per-batch kernels (gather, spectrum product, crop) and the
-// extern entry points.
+// FFT convolution by overlap-save (halconv_fft.h): the prepared plans and spectrum, the
+// per-batch kernels and the extern entry points. Two forms of a batch:
+//   - float32 transforms (f32, f16f32, f16), fused: three kernels of ours per batch. Row
+//     transforms read the tiles straight from the extended image (the gather) and
+//     write the row spectra; one kernel per column group transforms each column,
+//     multiplies it by the kernel's spectrum and transforms it back (the product and
+//     both column passes, in registers); the inverse row transforms write only the
+//     tile's outputs (the crop). Three passes over the batch's spectra instead of a
+//     plain cuFFT call's 2-pass forward, product and 2-pass inverse, and the batch's
+//     spectra stay in the L2 cache between them.
+//   - float64: cuFFT's D2Z / Z2D between our gather, product and crop kernels.
 #include <cuda_fp16.h>
 #include <cufft.h>
 
@@ -14,6 +22,7 @@
 #include <vector>
 
 #include "HalideRuntimeCuda.h"
+#include "fft_line.cuh"
 #include "halconv_fft.h"
 #include "tc_common.cuh"
 #include "workspace.h"
@@ -189,6 +198,252 @@ __global__ void conjugate_scaled(Complex *w, size_t n, Real scale) {
     }
 }
 
+// ---- The fused form (float32 transforms) ----
+//
+// A tile's T_x real columns are N_x = T_x / 2 complex points (even samples real, odd
+// ones imaginary); its spectrum rows hold the N_x + 1 values of the real transform,
+// `pitch` complex values apart, tile after tile (`tile_values` apart).
+
+// Points per thread of a row or column transform (fft_line.cuh): measured on the H100
+// (bench/results/h100/fft/RUN.md), 8 for rows (more threads in flight) and 16 for the
+// columns (one exchange fewer for each of their two transforms).
+template <int N>
+__host__ __device__ constexpr int row_points() {
+    return 8;
+}
+template <int N>
+__host__ __device__ constexpr int column_points() {
+    return 16;
+}
+// Lines (rows) per block of the row kernels: about 256 threads.
+template <int N>
+__host__ __device__ constexpr int row_lines() {
+    constexpr int T = fft_line::Shape<N, row_points<N>()>::T;
+    return T >= 256 ? 1 : 256 / T;
+}
+// Columns per block of the column kernel: about 512 threads, from 2 columns (16 bytes
+// of a spectrum row per load) to 32.
+template <int N>
+__host__ __device__ constexpr int column_group() {
+    constexpr int by_threads = 512 / fft_line::Shape<N, column_points<N>()>::T;
+    return by_threads < 2 ? 2 : by_threads > 32 ? 32 : by_threads;
+}
+template <int N>
+__host__ __device__ constexpr int row_threads() {
+    return row_lines<N>() * fft_line::Shape<N, row_points<N>()>::T;
+}
+template <int N>
+__host__ __device__ constexpr int column_threads() {
+    return column_group<N>() * fft_line::Shape<N, column_points<N>()>::T;
+}
+
+struct Spectra {
+    float2 *data;
+    int64_t pitch;        // complex values between rows
+    int64_t tile_values;  // complex values between tiles
+};
+
+// Where a thread of a row kernel works: line `line` of its block (row y of tile b of
+// the batch, the tile's first output at (ox, oy)), points j + T m of that row.
+template <int N>
+struct RowPlace {
+    int line, j, b, ox, oy, y;
+    __device__ RowPlace(const FftTiling &t, int first_tile) {
+        constexpr int T = fft_line::Shape<N, row_points<N>()>::T;
+        line = int(threadIdx.x) / T;
+        j = int(threadIdx.x) % T;
+        b = int(blockIdx.y);
+        const int tile = first_tile + b;
+        ox = (tile % t.tiles_x) * t.step_x;
+        oy = (tile / t.tiles_x) * t.step_y;
+        y = int(blockIdx.x) * row_lines<N>() + line;
+    }
+};
+
+// Two adjacent samples at an even index of an 8- (float) or 4-byte (half) aligned row.
+__device__ inline float2 load_pair(const float *p) {
+    return *reinterpret_cast<const float2 *>(p);
+}
+__device__ inline float2 load_pair(const __half *p) {
+    return __half22float2(*reinterpret_cast<const __half2 *>(p));
+}
+__device__ inline void store_pair(float *p, float a, float b) {
+    *reinterpret_cast<float2 *>(p) = make_float2(a, b);
+}
+__device__ inline void store_pair(__half *p, float a, float b) {
+    *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(a, b);
+}
+// Whether rows of `stride` elements from `data` allow pair accesses at even x.
+template <typename T>
+__device__ inline bool pairs_aligned(const T *data, int64_t stride) {
+    return reinterpret_cast<uintptr_t>(data) % (2 * sizeof(T)) == 0 && stride % 2 == 0;
+}
+
+// Row y of every tile of the batch (blockIdx.y): the forward real transform of the
+// tile's T_x = 2 N samples of the extended image from (ox, oy + y), zero past its end.
+// A sample beyond `limit` (or NaN) flags the tile.
+template <typename Storage, int N>
+__global__ void __launch_bounds__(row_threads<N>())
+    rows_forward(Strided image, FftTiling t, int first_tile, Spectra spectra, unsigned *flags, float limit,
+                 const float2 *twiddles) {
+    using namespace fft_line;
+    constexpr int Points = row_points<N>();
+    using Sh = Shape<N, Points>;
+    __shared__ float2 shared[row_lines<N>() * Sh::stride];
+    const RowPlace<N> at(t, first_tile);
+    const int j = at.j, b = at.b, ox = at.ox, y = at.y, gy = at.oy + at.y;
+    const bool row_in = y < t.tile_y && gy < image.height;
+    const Storage *src = static_cast<const Storage *>(image.data) + int64_t(gy) * image.stride;
+    const bool pairs = ox % 2 == 0 && pairs_aligned(static_cast<const Storage *>(image.data), image.stride);
+    float2 v[Sh::S];
+    bool bad = false;
+#pragma unroll
+    for (int m = 0; m < Sh::S; m++) {
+        const int gx = ox + 2 * (j + Sh::T * m);
+        float2 s = make_float2(0.0f, 0.0f);
+        if (row_in && pairs && gx + 1 < image.width) {
+            s = load_pair(src + gx);
+        } else if (row_in) {
+            s.x = gx < image.width ? to_float(src[gx]) : 0.0f;
+            s.y = gx + 1 < image.width ? to_float(src[gx + 1]) : 0.0f;
+        }
+        bad = bad || !(fabsf(s.x) <= limit) || !(fabsf(s.y) <= limit);
+        v[m] = s;
+    }
+    float2 *sh = shared + at.line * Sh::stride;
+    forward<N, Points>(v, sh, j, twiddles);
+    // Z[k] and Z[N - k] give the real transform's X[k] = (Z[k] + conj Z[N-k]) / 2 +
+    // w^k (Z[k] - conj Z[N-k]) / 2i, w = exp(-2 pi i / T_x); X[N] = Re Z[0] - Im Z[0].
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < Sh::S; m++) {
+        sh[padded(j + Sh::T * m)] = v[m];
+    }
+    __syncthreads();
+    if (y < t.tile_y) {
+        float2 *row = spectra.data + int64_t(b) * spectra.tile_values + int64_t(y) * spectra.pitch;
+#pragma unroll
+        for (int m = 0; m < Sh::S; m++) {
+            const int k = j + Sh::T * m;
+            const float2 z = v[m], zc = conj(sh[padded((N - k) & (N - 1))]);
+            const float2 even = (z + zc) * 0.5f, odd = times_i(zc - z) * 0.5f;
+            row[k] = even + cmul(__ldg(&twiddles[k * (kTableSize / (2 * N))]), odd);
+        }
+        if (j == 0) {
+            row[N] = make_float2(v[0].x - v[0].y, 0.0f);
+        }
+    }
+    if (__syncthreads_or(bad) && threadIdx.x == 0) {
+        flags[b] = 1;
+    }
+}
+
+// Columns blockIdx.x * C ... of every tile of the batch (blockIdx.y): forward transform
+// of the column (N = T_y points), times the kernel's conjugate spectrum (scaled by
+// 1 / (T_x T_y)), inverse transform, in place.
+template <int N>
+__global__ void __launch_bounds__(column_threads<N>())
+    columns_product(Spectra spectra, int columns, const float2 *kernel_spectrum, const float2 *twiddles) {
+    using namespace fft_line;
+    constexpr int Points = column_points<N>();
+    using Sh = Shape<N, Points>;
+    constexpr int C = column_group<N>();
+    extern __shared__ float2 shared[];
+    const int c = int(threadIdx.x) % C, j = int(threadIdx.x) / C;
+    const int column = int(blockIdx.x) * C + c;
+    const bool in = column < columns;
+    // 32-bit offsets (a tile's spectrum holds fewer than 2^31 values): 64-bit addresses
+    // of the 16 points kept for the stores cost registers and occupancy.
+    const int first = j * int(spectra.pitch) + column, step = Sh::T * int(spectra.pitch);
+    float2 *tile = spectra.data + int64_t(blockIdx.y) * spectra.tile_values;
+    float2 v[Sh::S];
+#pragma unroll
+    for (int m = 0; m < Sh::S; m++) {
+        v[m] = in ? tile[first + m * step] : make_float2(0.0f, 0.0f);
+    }
+    float2 *sh = shared + c * Sh::stride;
+    forward<N, Points>(v, sh, j, twiddles);
+    // The inverse as conj(forward(conj x)).
+#pragma unroll
+    for (int m = 0; m < Sh::S; m++) {
+        const float2 w = in ? __ldg(&kernel_spectrum[first + m * step]) : make_float2(0.0f, 0.0f);
+        v[m] = conj(cmul(v[m], w));
+    }
+    forward<N, Points>(v, sh, j, twiddles);
+    if (in) {
+#pragma unroll
+        for (int m = 0; m < Sh::S; m++) {
+            tile[first + m * step] = conj(v[m]);
+        }
+    }
+}
+
+// Row y < step_y of every tile of the batch (blockIdx.y): the inverse real transform of
+// its spectrum row, whose first step_x samples are the tile's outputs; a flagged tile's
+// outputs come from direct sums instead.
+template <typename Storage, typename Out, int N>
+__global__ void __launch_bounds__(row_threads<N>())
+    rows_inverse(Spectra spectra, const unsigned *flags, FftTiling t, int first_tile, Strided image, Strided kernel,
+                 bool flip, Out *out, int out_width, int out_height, int64_t out_stride, const float2 *twiddles) {
+    using namespace fft_line;
+    constexpr int Points = row_points<N>();
+    using Sh = Shape<N, Points>;
+    __shared__ float2 shared[row_lines<N>() * Sh::stride];
+    const RowPlace<N> at(t, first_tile);
+    const int j = at.j, b = at.b, ox = at.ox, y = at.y, gy = at.oy + at.y;
+    const bool row_out = y < t.step_y && gy < out_height;
+    Out *dst = out + int64_t(gy) * out_stride;
+    if (flags[b] != 0) {  // the same for the whole block
+        for (int x = j; row_out && x < t.step_x && ox + x < out_width; x += Sh::T) {
+            dst[ox + x] = narrow<Out>(direct_output<Storage, float>(image, kernel, flip, ox + x, gy));
+        }
+        return;
+    }
+    // Z'[k] = (X[k] + conj X[N-k]) + i w^-k (X[k] - conj X[N-k]): twice the transform of
+    // the even + i odd samples, so that N points give the T_x-point inverse's scale.
+    const float2 *row = spectra.data + int64_t(b) * spectra.tile_values + int64_t(y < t.step_y ? y : 0) * spectra.pitch;
+    float2 v[Sh::S];
+#pragma unroll
+    for (int m = 0; m < Sh::S; m++) {
+        const int k = j + Sh::T * m;
+        const float2 x = row[k], xc = conj(row[N - k]);
+        const float2 w = conj(__ldg(&twiddles[k * (kTableSize / (2 * N))]));
+        // The inverse as conj(forward(conj x)).
+        v[m] = conj((x + xc) + times_i(cmul(w, x - xc)));
+    }
+    forward<N, Points>(v, shared + at.line * Sh::stride, j, twiddles);
+    if (row_out) {
+        // Samples 2n and 2n + 1 are z[n]'s real and imaginary parts, z = conj(v).
+        const bool pairs = ox % 2 == 0 && pairs_aligned(out, out_stride);
+#pragma unroll
+        for (int m = 0; m < Sh::S; m++) {
+            const int x = 2 * (j + Sh::T * m);
+            const bool first = x < t.step_x && ox + x < out_width;
+            const bool second = x + 1 < t.step_x && ox + x + 1 < out_width;
+            if (pairs && second) {
+                store_pair(dst + ox + x, v[m].x, -v[m].y);
+            } else {
+                if (first) {
+                    dst[ox + x] = narrow<Out>(v[m].x);
+                }
+                if (second) {
+                    dst[ox + x + 1] = narrow<Out>(-v[m].y);
+                }
+            }
+        }
+    }
+}
+
+// exp(-2 pi i k / 4096), k < 4096, rounded once from double precision.
+__global__ void fill_twiddles(float2 *table) {
+    const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
+    if (k < fft_line::kTableSize) {
+        double s, c;
+        sincospi(-2.0 * double(k) / double(fft_line::kTableSize), &s, &c);
+        table[k] = make_float2(float(c), float(s));
+    }
+}
+
 std::string cufft_message(cufftResult r, const char *what) {
     return std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what;
 }
@@ -224,12 +479,16 @@ public:
     bool flip = false;
     bool has_kernel = false;
     double limit = 0.0;  // larger samples (or NaN) send their tile to direct sums
+    // float64: the batch's cuFFT plans. They hold a stream and a work area: one call at
+    // a time sets and uses them.
     cufftHandle forward = 0, inverse = 0;
     bool forward_made = false, inverse_made = false;
     size_t work_bytes = 0;
-    void *spectrum = nullptr;
-    // cuFFT plans hold a stream and a work area: one call at a time sets and uses them.
     std::mutex mutex;
+    // The kernel's conjugate spectrum, fft_spectrum_pitch values per row.
+    void *spectrum = nullptr;
+    // float32 transforms: the fused kernels' twiddle table.
+    float2 *twiddles = nullptr;
 
     ~PreparedFft() {
         if (forward_made) {
@@ -240,6 +499,9 @@ public:
         }
         if (spectrum != nullptr) {
             cudaFree(spectrum);  // synchronizes: no call still reads it
+        }
+        if (twiddles != nullptr) {
+            cudaFree(twiddles);
         }
     }
 };
@@ -260,8 +522,11 @@ PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height
     p->tiling = t;
     p->kernel_width = kernel_width;
     p->kernel_height = kernel_height;
+    if (!is_f64(precision)) {
+        return p;  // the fused kernels need no plan
+    }
     long long n[2] = {t.tile_y, t.tile_x};
-    const bool dbl = is_f64(precision);
+    const bool dbl = true;
     size_t forward_work = 0, inverse_work = 0;
     check_cufft(cufftCreate(&p->forward), "cufftCreate");
     p->forward_made = true;
@@ -281,13 +546,18 @@ PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height
 
 size_t fft_workspace_bytes(const PreparedFft &p) {
     const FftTiling &t = p.tiling;
+    if (!is_f64(p.precision)) {
+        return scratch_bytes(
+            {fft_block_spectrum_bytes(t, p.precision) * size_t(t.batch), size_t(t.batch) * sizeof(unsigned)});
+    }
     return scratch_bytes({fft_block_bytes(t, p.precision) * size_t(t.batch),
                           fft_block_spectrum_bytes(t, p.precision) * size_t(t.batch),
                           size_t(t.batch) * sizeof(unsigned), p.work_bytes});
 }
 
 size_t fft_spectrum_bytes(const PreparedFft &p) {
-    return fft_block_spectrum_bytes(p.tiling, p.precision);
+    return fft_block_spectrum_bytes(p.tiling, p.precision) +
+           (is_f64(p.precision) ? 0 : fft_line::kTableSize * sizeof(float2));
 }
 
 const FftTiling &fft_tiling_of(const PreparedFft &p) {
@@ -299,22 +569,37 @@ namespace {
 template <FftPrecision P>
 void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStream_t stream) {
     using Ty = FftTypes<P>;
+    using Complex = typename Ty::Complex;
     const FftTiling &t = p.tiling;
     const size_t elements = spectrum_elements(t);
+    const size_t row_values = size_t(t.tile_x / 2 + 1), pitch = size_t(fft_spectrum_pitch(t, P));
     typename Ty::Real *block = nullptr;
-    check_cuda_rk(cudaMalloc(&block, size_t(t.tile_x) * size_t(t.tile_y) * sizeof(typename Ty::Real)),
-                  "allocating the kernel's block");
+    Complex *dense = nullptr;  // cuFFT's layout, when the pitch differs
     cufftHandle plan = 0;
     const auto cleanup = [&] {
         if (plan != 0) {
             cufftDestroy(plan);
         }
         cudaFree(block);
+        cudaFree(dense);
     };
     try {
+        check_cuda_rk(cudaMalloc(&block, size_t(t.tile_x) * size_t(t.tile_y) * sizeof(typename Ty::Real)),
+                      "allocating the kernel's block");
         if (p.spectrum == nullptr) {
-            check_cuda_rk(cudaMalloc(&p.spectrum, elements * sizeof(typename Ty::Complex)),
+            check_cuda_rk(cudaMalloc(&p.spectrum, pitch * size_t(t.tile_y) * sizeof(Complex)),
                           "allocating the kernel's spectrum");
+        }
+        if (pitch != row_values) {
+            check_cuda_rk(cudaMalloc(&dense, elements * sizeof(Complex)), "allocating the kernel's spectrum");
+        }
+        if constexpr (P != FftPrecision::f64) {
+            if (p.twiddles == nullptr) {
+                check_cuda_rk(cudaMalloc(&p.twiddles, fft_line::kTableSize * sizeof(float2)),
+                              "allocating the twiddle table");
+                fill_twiddles<<<fft_line::kTableSize / 256, 256, 0, stream>>>(p.twiddles);
+                check_cuda_rk(cudaGetLastError(), "the twiddle table");
+            }
         }
         const dim3 threads(32, 8);
         const dim3 grid(unsigned((t.tile_x + 31) / 32), unsigned((t.tile_y + 7) / 8));
@@ -323,7 +608,7 @@ void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStre
         check_cuda_rk(cudaGetLastError(), "placing the kernel");
         check_cufft(cufftPlan2d(&plan, t.tile_y, t.tile_x, is_f64(P) ? CUFFT_D2Z : CUFFT_R2C), "the kernel's plan");
         check_cufft(cufftSetStream(plan, stream), "cufftSetStream");
-        auto *w = static_cast<typename Ty::Complex *>(p.spectrum);
+        Complex *w = dense != nullptr ? dense : static_cast<Complex *>(p.spectrum);
         if constexpr (P == FftPrecision::f64) {
             check_cufft(cufftExecD2Z(plan, block, w), "the kernel's transform");
         } else {
@@ -332,6 +617,12 @@ void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStre
         const typename Ty::Real scale = typename Ty::Real(1.0 / (double(t.tile_x) * double(t.tile_y)));
         conjugate_scaled<<<unsigned((elements + 255) / 256), 256, 0, stream>>>(w, elements, scale);
         check_cuda_rk(cudaGetLastError(), "conjugating the spectrum");
+        if (dense != nullptr) {
+            check_cuda_rk(
+                cudaMemcpy2DAsync(p.spectrum, pitch * sizeof(Complex), dense, row_values * sizeof(Complex),
+                                  row_values * sizeof(Complex), size_t(t.tile_y), cudaMemcpyDeviceToDevice, stream),
+                "laying out the spectrum");
+        }
         check_cuda_rk(cudaStreamSynchronize(stream), "the kernel's spectrum");
     } catch (...) {
         cleanup();
@@ -388,7 +679,108 @@ void set_fft_kernel(PreparedFft &p, const void *kernel_device, int row_stride, b
 
 namespace {
 
-// Every batch of tiles: gather, forward transform, product, inverse, crop.
+// Calls f with std::integral_constant<int, n> for a power of two n in [8, 4096].
+template <typename F>
+void with_line_size(int n, F &&f) {
+    switch (n) {
+        case 8:
+            return f(std::integral_constant<int, 8>{});
+        case 16:
+            return f(std::integral_constant<int, 16>{});
+        case 32:
+            return f(std::integral_constant<int, 32>{});
+        case 64:
+            return f(std::integral_constant<int, 64>{});
+        case 128:
+            return f(std::integral_constant<int, 128>{});
+        case 256:
+            return f(std::integral_constant<int, 256>{});
+        case 512:
+            return f(std::integral_constant<int, 512>{});
+        case 1024:
+            return f(std::integral_constant<int, 1024>{});
+        case 2048:
+            return f(std::integral_constant<int, 2048>{});
+        case 4096:
+            return f(std::integral_constant<int, 4096>{});
+        default:
+            return;  // fft_tiling makes no other size
+    }
+}
+
+// Every batch of tiles through the fused kernels: row transforms (gather), column
+// transforms with the product, inverse row transforms (crop).
+template <FftPrecision P>
+cudaError_t run_fused_batches(const PreparedFft &p, const Strided &image, const Strided &kernel, void *out,
+                              int out_width, int out_height, int64_t out_stride, cudaStream_t stream,
+                              std::string *what) {
+    using Ty = FftTypes<P>;
+    using Storage = typename Ty::Storage;
+    using Out = typename Ty::Out;
+    const FftTiling &t = p.tiling;
+    Scratch scratch(stream);
+    float2 *data = nullptr;
+    unsigned *flags = nullptr;
+    cudaError_t e = scratch.take(fft_block_spectrum_bytes(t, P) * size_t(t.batch), &data);
+    if (e == cudaSuccess) {
+        e = scratch.take(size_t(t.batch) * sizeof(unsigned), &flags);
+    }
+    if (e != cudaSuccess) {
+        *what = "allocating the tile buffers";
+        return e;
+    }
+    const int64_t pitch = fft_spectrum_pitch(t, P);
+    const Spectra spectra{data, pitch, pitch * t.tile_y};
+    const int columns = t.tile_x / 2 + 1;
+    const auto *w = static_cast<const float2 *>(p.spectrum);
+    const float limit = float(std::min(p.limit, double(std::numeric_limits<float>::max())));
+    for (int first = 0; first < t.tiles() && e == cudaSuccess; first += t.batch) {
+        const unsigned count = unsigned(std::min(t.batch, t.tiles() - first));
+        if ((e = cudaMemsetAsync(flags, 0, count * sizeof(unsigned), stream)) != cudaSuccess) {
+            *what = "clearing the tile flags";
+            return e;
+        }
+        with_line_size(t.tile_x / 2, [&](auto n) {
+            constexpr int N = decltype(n)::value;
+            constexpr int L = row_lines<N>();
+            rows_forward<Storage, N><<<dim3(unsigned((t.tile_y + L - 1) / L), count), row_threads<N>(), 0, stream>>>(
+                image, t, first, spectra, flags, limit, p.twiddles);
+        });
+        with_line_size(t.tile_y, [&](auto n) {
+            constexpr int N = decltype(n)::value;
+            constexpr int C = column_group<N>();
+            const size_t shared = size_t(C) * fft_line::Shape<N, column_points<N>()>::stride * sizeof(float2);
+            if (shared > (size_t(48) << 10)) {
+                e = cudaFuncSetAttribute(columns_product<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+            }
+            if (e == cudaSuccess) {
+                columns_product<N>
+                    <<<dim3(unsigned((columns + C - 1) / C), count), column_threads<N>(), shared, stream>>>(
+                        spectra, columns, w, p.twiddles);
+            }
+        });
+        with_line_size(t.tile_x / 2, [&](auto n) {
+            constexpr int N = decltype(n)::value;
+            constexpr int L = row_lines<N>();
+            rows_inverse<Storage, Out, N>
+                <<<dim3(unsigned((t.step_y + L - 1) / L), count), row_threads<N>(), 0, stream>>>(
+                    spectra, flags, t, first, image, kernel, p.flip, static_cast<Out *>(out), out_width, out_height,
+                    out_stride, p.twiddles);
+        });
+        if (e == cudaSuccess) {
+            e = cudaGetLastError();
+        }
+        if (e != cudaSuccess) {
+            *what = "launching the tile kernels";
+        }
+    }
+    if (e == cudaSuccess && (e = scratch.release()) != cudaSuccess) {
+        *what = "releasing the tile buffers";
+    }
+    return e;
+}
+
+// Every batch of tiles (float64): gather, forward transform, product, inverse, crop.
 template <FftPrecision P>
 cudaError_t run_batches(PreparedFft &p, const Strided &image, const Strided &kernel, void *out, int out_width,
                         int out_height, int64_t out_stride, cudaStream_t stream, std::string *what) {
@@ -520,8 +912,14 @@ int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, 
         prepared = own.get();
     }
     std::string what;
-    cudaError_t e = run_batches<P>(*prepared, image, ker, reinterpret_cast<void *>(out->device), out->dim[0].extent,
-                                   out->dim[1].extent, out->dim[1].stride, stream, &what);
+    cudaError_t e;
+    if constexpr (P == FftPrecision::f64) {
+        e = run_batches<P>(*prepared, image, ker, reinterpret_cast<void *>(out->device), out->dim[0].extent,
+                           out->dim[1].extent, out->dim[1].stride, stream, &what);
+    } else {
+        e = run_fused_batches<P>(*prepared, image, ker, reinterpret_cast<void *>(out->device), out->dim[0].extent,
+                                 out->dim[1].extent, out->dim[1].stride, stream, &what);
+    }
     if (e == cudaSuccess && own) {
         e = cudaStreamSynchronize(stream);  // its plans and spectrum are freed on return
         what = "the transforms";

@@ -1,4 +1,4 @@
-// FFT convolution on the GPU with cuFFT (overlap-save), as a Halide extern stage.
+// FFT convolution on the GPU (overlap-save), as a Halide extern stage.
 //
 // The entry points follow the tensor-core convention (halconv_tc.h): called with
 // out->is_bounds_query() set they report the image region they read (the output region
@@ -6,10 +6,11 @@
 // `kernel` (flipped in both axes when `flip`: convolution) into `out` on Halide's
 // current CUDA stream and return 0 or a halide_error_code.
 //
-//   f64:    float64 image and kernel, float64 transforms (D2Z / Z2D), float64 output
-//   f32:    float32 throughout (R2C / C2R)
+//   f64:    float64 image and kernel, float64 transforms (cuFFT D2Z / Z2D), float64 output
+//   f32:    float32 throughout (halconv's own fused transforms, fft_line.cuh)
 //   f16f32: float16 image and kernel, float32 transforms, float32 output
 //   f16:    float16 image and kernel, float32 transforms, float16 output
+// The kernel's spectrum comes from cuFFT in every precision.
 // float16 transforms (cufftXt) are not used: their rounding, about 8 u log2(T) of
 // max|image| sum|kernel| with u = 2^-11 (3 % at T = 256), is far above the float16
 // output's own rounding, which the direct float16 paths reach with float32 sums.
@@ -20,8 +21,8 @@
 // does not wrap around the block) are the tile's. Tiles go in batches whose buffers stay
 // within fft_batch_budget (so that they stay in the GPU's L2 cache between passes).
 // Extra device memory: the kernel's spectrum (one tile's complex transform), the batch
-// buffers (at most fft_batch_budget, or one tile's when a tile is larger) and cuFFT's
-// work area; PreparedFft reports each.
+// buffers (at most fft_batch_budget, or one tile's when a tile is larger) and, for f64,
+// cuFFT's work area; PreparedFft reports each.
 //
 // Tiles whose block holds NaN, Inf or a value whose transform could overflow (|x| above
 // range / (4 T_x T_y max(1, sum|kernel|))) are computed by direct sums instead, so that
@@ -71,7 +72,11 @@ struct FftTiling {
 // The tiling of least estimated time (transforms, passes and launches); tile 0 x 0 when
 // the kernel exceeds fft_max_kernel.
 FftTiling fft_tiling(int out_width, int out_height, int kernel_width, int kernel_height, FftPrecision precision);
-// Bytes of one tile's real block and of its spectrum (T_y x (T_x / 2 + 1) complex values).
+// Complex values between the rows of a tile's spectrum: T_x / 2 + 1 (cuFFT's layout)
+// for f64, rounded up to 32 bytes for the fused kernels' column loads otherwise.
+int fft_spectrum_pitch(const FftTiling &t, FftPrecision p);
+// Bytes of one tile's real block (f64 only: the fused form has none) and of its
+// spectrum (T_y rows of fft_spectrum_pitch complex values).
 size_t fft_block_bytes(const FftTiling &t, FftPrecision p);
 size_t fft_block_spectrum_bytes(const FftTiling &t, FftPrecision p);
 // The largest |sample| a transform of tile_elements samples takes: its largest
@@ -95,7 +100,7 @@ using PreparedFftPtr = std::unique_ptr<PreparedFft, PreparedFftDeleter>;
 PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height, int kernel_width, int kernel_height);
 // Device bytes a call takes from the workspace: the batch buffers and the work area.
 size_t fft_workspace_bytes(const PreparedFft &p);
-// Device bytes the prepared object holds itself: the spectrum.
+// Device bytes the prepared object holds itself: the spectrum (and the twiddle table).
 size_t fft_spectrum_bytes(const PreparedFft &p);
 const FftTiling &fft_tiling_of(const PreparedFft &p);
 // The kernel's conjugate spectrum, from the kernel on the device (storage type of the

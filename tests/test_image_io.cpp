@@ -359,6 +359,9 @@ TEST_F(ImageIo, SignalsDuringAWriteRemoveTheTemporary) {
         const pid_t child = fork();
         ASSERT_GE(child, 0);
         if (child == 0) {
+            // The premise: the signal's default action. A shell's background job starts
+            // with SIGINT ignored, and the handler (rightly) leaves ignored signals alone.
+            std::signal(signal_number, SIG_DFL);
             halconv::io::remove_temporaries_on_signals();
             halconv::io::write_atomically(target, [&](std::FILE *f) {
                 std::fputs("partial", f);

@@ -38,8 +38,9 @@
 //   - fft (f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
 //     T x T tiles. CPU: T a power of two from 64 to 1024 for f32, 256 for the others,
 //     the cheapest for the kernel and output; kernels up to the largest T per axis.
-//     CUDA (cuFFT, runtime_kernels/halconv_fft.h): T_x x T_y powers of two from 16 to
-//     4096 chosen per plan, kernels up to 4095 per axis. Its error is the transforms',
+//     CUDA (runtime_kernels/halconv_fft.h: halconv's own float32 transforms, cuFFT's
+//     for f64): T_x x T_y powers of two from 128 (less for small images; 16 for f64)
+//     to 4096 chosen per plan, kernels up to 4095 per axis. Its error is the transforms',
 //     spread over a tile rather than held to each window: each output within
 //     8 u log2(T) (sum|k| + T ||k||_2) sqrt(2) T max|x| plus one rounding of the output,
 //     u = 2^-53 (f64) or 2^-24, T the larger tile edge, max|x| over the image and the

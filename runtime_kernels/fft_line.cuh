@@ -1,0 +1,211 @@
+// Power-of-two complex FFTs of one line (a row or a column) held by a group of threads,
+// the building block of the fused overlap-save kernels (fft_overlap_save.cu).
+//
+// A line of N points (N = 2^n, 2 <= N <= 4096) belongs to T = N / S threads of S points
+// each (S = 2^s <= 16 chosen by the caller, at most N): thread j holds point j + T m in
+// v[m] (the "canonical" layout), before and after the transform. That layout is coalesced for rows (consecutive j,
+// consecutive addresses) and lets a forward and an inverse transform follow each other in registers.
+//
+// The transform is Stockham's self-sorting formulation (natural order in and out, no
+// bit reversal): passes of radix S (the last one of radix N / S^k when N is not a power
+// of S); pass p with span Ns (the product of the radices before it) takes
+// butterfly b's points b + r N / R, multiplies point r by w^(r (b mod Ns)) with
+// w = exp(-2 pi i / (Ns R)), applies an R-point DFT in registers and puts output r at
+// (b / Ns) Ns R + (b mod Ns) + r Ns. The first pass reads registers and the last one
+// leaves its outputs there; between passes the points go through shared memory, padded by
+// one point in 16 so that the strided stores of the first pass do not conflict on banks.
+//
+// Twiddles come from a table of exp(-2 pi i k / 4096), k < 4096, computed in double
+// precision (fft_twiddle_table), so that every twiddle is correctly rounded.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace halconv::rk::fft_line {
+
+inline constexpr int kTableSize = 4096;
+
+__device__ __forceinline__ float2 operator+(float2 a, float2 b) {
+    return make_float2(a.x + b.x, a.y + b.y);
+}
+__device__ __forceinline__ float2 operator-(float2 a, float2 b) {
+    return make_float2(a.x - b.x, a.y - b.y);
+}
+__device__ __forceinline__ float2 operator*(float2 a, float s) {
+    return make_float2(a.x * s, a.y * s);
+}
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+__device__ __forceinline__ float2 conj(float2 a) {
+    return make_float2(a.x, -a.y);
+}
+// i a
+__device__ __forceinline__ float2 times_i(float2 a) {
+    return make_float2(-a.y, a.x);
+}
+
+// Points per thread (at most `Points`) and threads per line for a line of N points.
+template <int N, int Points = 16>
+struct Shape {
+    static_assert(N >= 2 && N <= kTableSize && (N & (N - 1)) == 0, "N is a power of two in [2, 4096]");
+    static_assert(Points >= 2 && Points <= 16 && (Points & (Points - 1)) == 0, "2, 4, 8 or 16 points per thread");
+    static constexpr int S = N < Points ? N : Points;
+    static constexpr int T = N / S;
+    // Shared-memory points of one line: one pad point per 16, and 4 more so that the
+    // lines of a block (columns side by side) start on different banks.
+    static constexpr int stride = N + N / 16 + 4;
+};
+
+__device__ __forceinline__ int padded(int i) {
+    return i + (i >> 4);
+}
+
+// Radix of pass p of an N-point transform with S points per thread: S while S divides
+// what is left.
+__host__ __device__ constexpr int radix_of(int n, int s, int pass) {
+    for (int p = 0;; p++) {
+        const int r = n >= s ? s : n;
+        if (p == pass) {
+            return r;
+        }
+        n /= r;
+    }
+}
+__host__ __device__ constexpr int passes_of(int n, int s) {
+    int p = 0;
+    while (n > 1) {
+        n /= n >= s ? s : n;
+        p++;
+    }
+    return p;
+}
+
+// a * exp(-2 pi i e / 16) for a compile-time e (after unrolling): the multiplications by
+// 1, -i, -1 and i are exact swaps.
+__device__ __forceinline__ float2 rotate16(float2 a, int e) {
+    constexpr float c1 = 0.92387953251128674f, s1 = 0.38268343236508978f, h = 0.70710678118654752f;
+    switch (e & 15) {
+        case 0:
+            return a;
+        case 4:
+            return make_float2(a.y, -a.x);
+        case 8:
+            return make_float2(-a.x, -a.y);
+        case 12:
+            return make_float2(-a.y, a.x);
+        case 2:
+            return make_float2(h * (a.x + a.y), h * (a.y - a.x));
+        case 6:
+            return make_float2(h * (a.y - a.x), -h * (a.x + a.y));
+        case 10:
+            return make_float2(-h * (a.x + a.y), h * (a.x - a.y));
+        case 14:
+            return make_float2(h * (a.x - a.y), h * (a.x + a.y));
+        default: {
+            // exp(-2 pi i e / 16) = cos - i sin, cos and sin of the odd multiples of pi/8.
+            const int q = e & 15;
+            const float c = (q == 1 || q == 15) ? c1 : (q == 3 || q == 13) ? s1 : (q == 5 || q == 11) ? -s1 : -c1;
+            const float s = (q == 1 || q == 7) ? s1 : (q == 3 || q == 5) ? c1 : (q == 9 || q == 15) ? -s1 : -c1;
+            return make_float2(a.x * c + a.y * s, a.y * c - a.x * s);
+        }
+    }
+}
+
+// In-register DFT of R points (R | 16), natural order in and out: radix-2 decimation in
+// frequency, then the bit-reversal permutation (register renaming only).
+template <int R>
+__device__ __forceinline__ void dft(float2 (&a)[R]) {
+#pragma unroll
+    for (int half = R / 2; half >= 1; half /= 2) {
+#pragma unroll
+        for (int s = 0; s < R; s += 2 * half) {
+#pragma unroll
+            for (int i = 0; i < half; i++) {
+                const float2 x = a[s + i], y = a[s + i + half];
+                a[s + i] = x + y;
+                a[s + i + half] = rotate16(x - y, i * (16 / (2 * half)));
+            }
+        }
+    }
+    float2 t[R];
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        int rev = 0;
+#pragma unroll
+        for (int bit = 1, src = k; bit < R; bit *= 2, src /= 2) {
+            rev = rev * 2 + (src & 1);
+        }
+        t[rev] = a[k];
+    }
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        a[k] = t[k];
+    }
+}
+
+template <int N, int Points, int P, int Ns>
+__device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], float2 *line, int j,
+                                              const float2 *twiddles) {
+    using Sh = Shape<N, Points>;
+    constexpr int R = radix_of(N, Sh::S, P);
+    constexpr int Q = Sh::S / R;  // butterflies per thread
+    constexpr bool last = P + 1 == passes_of(N, Sh::S);
+    if constexpr (P > 0) {
+#pragma unroll
+        for (int m = 0; m < Sh::S; m++) {
+            v[m] = line[padded(j + Sh::T * m)];
+        }
+    }
+    float2 out[Sh::S];
+#pragma unroll
+    for (int q = 0; q < Q; q++) {
+        // Butterfly b = j + q T takes the points b + r N / R = j + T (q + r Q).
+        const int b = j + q * Sh::T;
+        const int k = b % Ns;
+        float2 a[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            a[r] = v[q + r * Q];
+            if (Ns > 1 && r > 0) {
+                a[r] = cmul(a[r], __ldg(&twiddles[(k * r) * (kTableSize / (Ns * R))]));
+            }
+        }
+        dft<R>(a);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            out[q + r * Q] = a[r];
+        }
+    }
+    if constexpr (last) {
+        // Outputs b + r Ns with Ns R = N: canonical slot q + r Q again.
+#pragma unroll
+        for (int m = 0; m < Sh::S; m++) {
+            v[m] = out[m];
+        }
+    } else {
+        __syncthreads();  // every thread has read the previous pass's points
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            const int b = j + q * Sh::T;
+            const int base = (b / Ns) * Ns * R + b % Ns;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                line[padded(base + r * Ns)] = out[q + r * Q];
+            }
+        }
+        __syncthreads();
+        stockham_pass<N, Points, P + 1, Ns * R>(v, line, j, twiddles);
+    }
+}
+
+// Forward transform (exp(-2 pi i ...)) of the line in v (canonical layout in and out),
+// with `line` (Shape<N, Points>::stride points of shared memory) for the exchanges.
+// Every thread of the block calls it the same number of times (it synchronizes the
+// block).
+template <int N, int Points>
+__device__ __forceinline__ void forward(float2 (&v)[Shape<N, Points>::S], float2 *line, int j, const float2 *twiddles) {
+    stockham_pass<N, Points, 0, 1>(v, line, j, twiddles);
+}
+
+}  // namespace halconv::rk::fft_line
