@@ -204,9 +204,9 @@ __global__ void conjugate_scaled(Complex *w, size_t n, Real scale) {
 // ones imaginary); its spectrum rows hold the N_x + 1 values of the real transform,
 // `pitch` complex values apart, tile after tile (`tile_values` apart).
 
-// Points per thread of a row or column transform (fft_line.cuh): measured on the H100
-// (bench/results/h100/fft/RUN.md), 8 for rows (more threads in flight) and 16 for the
-// columns (one exchange fewer for each of their two transforms).
+// Points per thread of a row or column transform (fft_line.cuh), as measured on the
+// H100 (bench/results/h100/fft/fused/RUN.md): 8 for rows (more threads in flight) and
+// 16 for the columns (one exchange fewer for each of their two transforms).
 template <int N>
 __host__ __device__ constexpr int row_points() {
     return 8;

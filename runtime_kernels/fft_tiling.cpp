@@ -39,13 +39,13 @@ int passes(int n, int points) {
     return p;
 }
 
-// Estimated nanoseconds of a tiling on an H100 (bench/results/h100/fft/RUN.md). The
-// fused kernels (float32 transforms) are bound by latency more than by bandwidth: about
+// Estimated nanoseconds of a tiling on an H100 (bench/results/h100/fft/fused/RUN.md).
+// The fused kernels (float32 transforms) are bound by latency more than bandwidth: about
 // 8.4 ns per thousand tile samples, 2.5 more per radix-16 pass of the columns and 1.0
 // per radix-8 pass of the rows, 6.1 more when a tile's spectrum does not fit the batch
 // budget (L2) or its columns are 4096 long (two per block: half-sector loads, one block
-// per multiprocessor), 5 us per batch. cuFFT's (float64): log2(T_x T_y) + 8 element-passes per
-// sample and 2^24 per batch (6 to 10 launches).
+// per multiprocessor), 5 us per batch. cuFFT's (float64): log2(T_x T_y) + 8
+// element-passes per sample and 2^24 per batch (6 to 10 launches).
 double estimated_cost(const FftTiling &t, FftPrecision precision, int64_t batches) {
     const double samples = double(t.tiles()) * double(t.tile_x) * double(t.tile_y);
     if (precision == FftPrecision::f64) {
