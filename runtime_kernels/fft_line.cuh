@@ -144,9 +144,27 @@ __device__ __forceinline__ void dft(float2 (&a)[R]) {
     }
 }
 
+// Pass P's twiddles for thread j: w[q R + r] multiplies point r of butterfly
+// b = j + q T. With Prefetch they are loaded a pass ahead, so that their latency hides
+// behind the exchange, at the price of the registers that hold them across it.
 template <int N, int Points, int P, int Ns>
+__device__ __forceinline__ void pass_twiddles(float2 (&w)[Shape<N, Points>::S], int j, const float2 *twiddles) {
+    using Sh = Shape<N, Points>;
+    constexpr int R = radix_of(N, Sh::S, P);
+#pragma unroll
+    for (int q = 0; q < Sh::S / R; q++) {
+        const int k = (j + q * Sh::T) % Ns;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            w[q * R + r] =
+                Ns > 1 && r > 0 ? __ldg(&twiddles[(k * r) * (kTableSize / (Ns * R))]) : make_float2(1.0f, 0.0f);
+        }
+    }
+}
+
+template <int N, int Points, bool Prefetch, int P, int Ns>
 __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], float2 *line, int j,
-                                              const float2 *twiddles) {
+                                              const float2 (&prefetched)[Shape<N, Points>::S], const float2 *twiddles) {
     using Sh = Shape<N, Points>;
     constexpr int R = radix_of(N, Sh::S, P);
     constexpr int Q = Sh::S / R;  // butterflies per thread
@@ -161,14 +179,14 @@ __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], 
 #pragma unroll
     for (int q = 0; q < Q; q++) {
         // Butterfly b = j + q T takes the points b + r N / R = j + T (q + r Q).
-        const int b = j + q * Sh::T;
-        const int k = b % Ns;
+        const int k = (j + q * Sh::T) % Ns;
         float2 a[R];
 #pragma unroll
         for (int r = 0; r < R; r++) {
             a[r] = v[q + r * Q];
             if (Ns > 1 && r > 0) {
-                a[r] = cmul(a[r], __ldg(&twiddles[(k * r) * (kTableSize / (Ns * R))]));
+                a[r] =
+                    cmul(a[r], Prefetch ? prefetched[q * R + r] : __ldg(&twiddles[(k * r) * (kTableSize / (Ns * R))]));
             }
         }
         dft<R>(a);
@@ -184,6 +202,10 @@ __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], 
             v[m] = out[m];
         }
     } else {
+        float2 next[Sh::S] = {};
+        if constexpr (Prefetch) {
+            pass_twiddles<N, Points, P + 1, Ns * R>(next, j, twiddles);
+        }
         __syncthreads();  // every thread has read the previous pass's points
 #pragma unroll
         for (int q = 0; q < Q; q++) {
@@ -195,17 +217,19 @@ __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], 
             }
         }
         __syncthreads();
-        stockham_pass<N, Points, P + 1, Ns * R>(v, line, j, twiddles);
+        stockham_pass<N, Points, Prefetch, P + 1, Ns * R>(v, line, j, next, twiddles);
     }
 }
 
 // Forward transform (exp(-2 pi i ...)) of the line in v (canonical layout in and out),
 // with `line` (Shape<N, Points>::stride points of shared memory) for the exchanges.
 // Every thread of the block calls it the same number of times (it synchronizes the
-// block).
-template <int N, int Points>
+// block). Prefetch: each pass's twiddles are loaded during the pass before it.
+template <int N, int Points, bool Prefetch>
 __device__ __forceinline__ void forward(float2 (&v)[Shape<N, Points>::S], float2 *line, int j, const float2 *twiddles) {
-    stockham_pass<N, Points, 0, 1>(v, line, j, twiddles);
+    float2 first[Shape<N, Points>::S];  // all 1: the first pass has no twiddles
+    pass_twiddles<N, Points, 0, 1>(first, j, twiddles);
+    stockham_pass<N, Points, Prefetch, 0, 1>(v, line, j, first, twiddles);
 }
 
 }  // namespace halconv::rk::fft_line

@@ -206,7 +206,10 @@ __global__ void conjugate_scaled(Complex *w, size_t n, Real scale) {
 
 // Points per thread of a row or column transform (fft_line.cuh), as measured on the
 // H100 (bench/results/h100/fft/fused/RUN.md): 8 for rows (more threads in flight) and
-// 16 for the columns (one exchange fewer for each of their two transforms).
+// 16 for the columns (one exchange fewer for each of their two transforms). Twiddles
+// loaded a pass ahead (fft_line's Prefetch) gain 3-10 % in the rows and in most column
+// lengths, but cost 256-point columns 10 % (their 16 x 16 passes hold 15 twiddles across
+// the exchange, at 100-128 registers already).
 template <int N>
 __host__ __device__ constexpr int row_points() {
     return 8;
@@ -214,6 +217,10 @@ __host__ __device__ constexpr int row_points() {
 template <int N>
 __host__ __device__ constexpr int column_points() {
     return 16;
+}
+template <int N>
+__host__ __device__ constexpr bool column_prefetch() {
+    return N != 256;
 }
 // Lines (rows) per block of the row kernels: about 256 threads.
 template <int N>
@@ -311,9 +318,15 @@ __global__ void __launch_bounds__(row_threads<N>())
         v[m] = s;
     }
     float2 *sh = shared + at.line * Sh::stride;
-    forward<N, Points>(v, sh, j, twiddles);
+    forward<N, Points, true>(v, sh, j, twiddles);
     // Z[k] and Z[N - k] give the real transform's X[k] = (Z[k] + conj Z[N-k]) / 2 +
     // w^k (Z[k] - conj Z[N-k]) / 2i, w = exp(-2 pi i / T_x); X[N] = Re Z[0] - Im Z[0].
+    // (w^k loaded before the exchange, to hide its latency behind it.)
+    float2 wk[Sh::S];
+#pragma unroll
+    for (int m = 0; m < Sh::S; m++) {
+        wk[m] = __ldg(&twiddles[(j + Sh::T * m) * (kTableSize / (2 * N))]);
+    }
     __syncthreads();
 #pragma unroll
     for (int m = 0; m < Sh::S; m++) {
@@ -327,7 +340,7 @@ __global__ void __launch_bounds__(row_threads<N>())
             const int k = j + Sh::T * m;
             const float2 z = v[m], zc = conj(sh[padded((N - k) & (N - 1))]);
             const float2 even = (z + zc) * 0.5f, odd = times_i(zc - z) * 0.5f;
-            row[k] = even + cmul(__ldg(&twiddles[k * (kTableSize / (2 * N))]), odd);
+            row[k] = even + cmul(wk[m], odd);
         }
         if (j == 0) {
             row[N] = make_float2(v[0].x - v[0].y, 0.0f);
@@ -362,14 +375,14 @@ __global__ void __launch_bounds__(column_threads<N>())
         v[m] = in ? tile[first + m * step] : make_float2(0.0f, 0.0f);
     }
     float2 *sh = shared + c * Sh::stride;
-    forward<N, Points>(v, sh, j, twiddles);
+    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles);
     // The inverse as conj(forward(conj x)).
 #pragma unroll
     for (int m = 0; m < Sh::S; m++) {
         const float2 w = in ? __ldg(&kernel_spectrum[first + m * step]) : make_float2(0.0f, 0.0f);
         v[m] = conj(cmul(v[m], w));
     }
-    forward<N, Points>(v, sh, j, twiddles);
+    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles);
     if (in) {
 #pragma unroll
         for (int m = 0; m < Sh::S; m++) {
@@ -411,7 +424,7 @@ __global__ void __launch_bounds__(row_threads<N>())
         // The inverse as conj(forward(conj x)).
         v[m] = conj((x + xc) + times_i(cmul(w, x - xc)));
     }
-    forward<N, Points>(v, shared + at.line * Sh::stride, j, twiddles);
+    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, twiddles);
     if (row_out) {
         // Samples 2n and 2n + 1 are z[n]'s real and imaginary parts, z = conj(v).
         const bool pairs = ox % 2 == 0 && pairs_aligned(out, out_stride);
