@@ -210,14 +210,7 @@ __global__ void conjugate_scaled(Complex *w, size_t n, Real scale) {
 // loaded a pass ahead (fft_line's Prefetch) gain 3-10 % in the rows and in most column
 // lengths, but cost 256-point columns 10 % (their 16 x 16 passes hold 15 twiddles across
 // the exchange, at 100-128 registers already).
-template <int N>
-__host__ __device__ constexpr int row_points() {
-    return 8;
-}
-template <int N>
-__host__ __device__ constexpr int column_points() {
-    return 16;
-}
+inline constexpr int row_points = 8, column_points = 16;
 template <int N>
 __host__ __device__ constexpr bool column_prefetch() {
     return N != 256;
@@ -225,23 +218,28 @@ __host__ __device__ constexpr bool column_prefetch() {
 // Lines (rows) per block of the row kernels: about 256 threads.
 template <int N>
 __host__ __device__ constexpr int row_lines() {
-    constexpr int T = fft_line::Shape<N, row_points<N>()>::T;
+    constexpr int T = fft_line::Shape<N, row_points>::T;
     return T >= 256 ? 1 : 256 / T;
 }
 // Columns per block of the column kernel: about 512 threads, from 2 columns (16 bytes
 // of a spectrum row per load) to 32.
 template <int N>
 __host__ __device__ constexpr int column_group() {
-    constexpr int by_threads = 512 / fft_line::Shape<N, column_points<N>()>::T;
+    constexpr int by_threads = 512 / fft_line::Shape<N, column_points>::T;
     return by_threads < 2 ? 2 : by_threads > 32 ? 32 : by_threads;
 }
 template <int N>
 __host__ __device__ constexpr int row_threads() {
-    return row_lines<N>() * fft_line::Shape<N, row_points<N>()>::T;
+    return row_lines<N>() * fft_line::Shape<N, row_points>::T;
 }
 template <int N>
 __host__ __device__ constexpr int column_threads() {
-    return column_group<N>() * fft_line::Shape<N, column_points<N>()>::T;
+    return column_group<N>() * fft_line::Shape<N, column_points>::T;
+}
+// The column kernel's dynamic shared memory: its group's lines.
+template <int N>
+constexpr size_t column_shared_bytes() {
+    return size_t(column_group<N>()) * fft_line::Shape<N, column_points>::stride * sizeof(float2);
 }
 
 struct Spectra {
@@ -256,7 +254,7 @@ template <int N>
 struct RowPlace {
     int line, j, b, ox, oy, y;
     __device__ RowPlace(const FftTiling &t, int first_tile) {
-        constexpr int T = fft_line::Shape<N, row_points<N>()>::T;
+        constexpr int T = fft_line::Shape<N, row_points>::T;
         line = int(threadIdx.x) / T;
         j = int(threadIdx.x) % T;
         b = int(blockIdx.y);
@@ -294,7 +292,7 @@ __global__ void __launch_bounds__(row_threads<N>())
     rows_forward(Strided image, FftTiling t, int first_tile, Spectra spectra, unsigned *flags, float limit,
                  const float2 *twiddles) {
     using namespace fft_line;
-    constexpr int Points = row_points<N>();
+    constexpr int Points = row_points;
     using Sh = Shape<N, Points>;
     __shared__ float2 shared[row_lines<N>() * Sh::stride];
     const RowPlace<N> at(t, first_tile);
@@ -358,7 +356,7 @@ template <int N>
 __global__ void __launch_bounds__(column_threads<N>())
     columns_product(Spectra spectra, int columns, const float2 *kernel_spectrum, const float2 *twiddles) {
     using namespace fft_line;
-    constexpr int Points = column_points<N>();
+    constexpr int Points = column_points;
     using Sh = Shape<N, Points>;
     constexpr int C = column_group<N>();
     extern __shared__ float2 shared[];
@@ -399,7 +397,7 @@ __global__ void __launch_bounds__(row_threads<N>())
     rows_inverse(Spectra spectra, const unsigned *flags, FftTiling t, int first_tile, Strided image, Strided kernel,
                  bool flip, Out *out, int out_width, int out_height, int64_t out_stride, const float2 *twiddles) {
     using namespace fft_line;
-    constexpr int Points = row_points<N>();
+    constexpr int Points = row_points;
     using Sh = Shape<N, Points>;
     __shared__ float2 shared[row_lines<N>() * Sh::stride];
     const RowPlace<N> at(t, first_tile);
@@ -539,19 +537,16 @@ PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height
         return p;  // the fused kernels need no plan
     }
     long long n[2] = {t.tile_y, t.tile_x};
-    const bool dbl = true;
     size_t forward_work = 0, inverse_work = 0;
     check_cufft(cufftCreate(&p->forward), "cufftCreate");
     p->forward_made = true;
     check_cufft(cufftSetAutoAllocation(p->forward, 0), "cufftSetAutoAllocation");
-    check_cufft(cufftMakePlanMany64(p->forward, 2, n, nullptr, 1, 0, nullptr, 1, 0, dbl ? CUFFT_D2Z : CUFFT_R2C,
-                                    t.batch, &forward_work),
+    check_cufft(cufftMakePlanMany64(p->forward, 2, n, nullptr, 1, 0, nullptr, 1, 0, CUFFT_D2Z, t.batch, &forward_work),
                 "the forward plan");
     check_cufft(cufftCreate(&p->inverse), "cufftCreate");
     p->inverse_made = true;
     check_cufft(cufftSetAutoAllocation(p->inverse, 0), "cufftSetAutoAllocation");
-    check_cufft(cufftMakePlanMany64(p->inverse, 2, n, nullptr, 1, 0, nullptr, 1, 0, dbl ? CUFFT_Z2D : CUFFT_C2R,
-                                    t.batch, &inverse_work),
+    check_cufft(cufftMakePlanMany64(p->inverse, 2, n, nullptr, 1, 0, nullptr, 1, 0, CUFFT_Z2D, t.batch, &inverse_work),
                 "the inverse plan");
     p->work_bytes = std::max(forward_work, inverse_work);
     return p;
@@ -559,13 +554,8 @@ PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height
 
 size_t fft_workspace_bytes(const PreparedFft &p) {
     const FftTiling &t = p.tiling;
-    if (!is_f64(p.precision)) {
-        return scratch_bytes(
-            {fft_block_spectrum_bytes(t, p.precision) * size_t(t.batch), size_t(t.batch) * sizeof(unsigned)});
-    }
-    return scratch_bytes({fft_block_bytes(t, p.precision) * size_t(t.batch),
-                          fft_block_spectrum_bytes(t, p.precision) * size_t(t.batch),
-                          size_t(t.batch) * sizeof(unsigned), p.work_bytes});
+    return scratch_bytes(
+        {fft_tile_buffer_bytes(t, p.precision) * size_t(t.batch), size_t(t.batch) * sizeof(unsigned), p.work_bytes});
 }
 
 size_t fft_spectrum_bytes(const PreparedFft &p) {
@@ -747,6 +737,18 @@ cudaError_t run_fused_batches(const PreparedFft &p, const Strided &image, const 
     const int columns = t.tile_x / 2 + 1;
     const auto *w = static_cast<const float2 *>(p.spectrum);
     const float limit = float(std::min(p.limit, double(std::numeric_limits<float>::max())));
+    // Shared memory beyond 48 KiB must be allowed for the column kernel: once per call.
+    with_line_size(t.tile_y, [&](auto n) {
+        constexpr int N = decltype(n)::value;
+        if (column_shared_bytes<N>() > (size_t(48) << 10)) {
+            e = cudaFuncSetAttribute(columns_product<N>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(column_shared_bytes<N>()));
+        }
+    });
+    if (e != cudaSuccess) {
+        *what = "allowing the column kernel's shared memory";
+        return e;
+    }
     for (int first = 0; first < t.tiles() && e == cudaSuccess; first += t.batch) {
         const unsigned count = unsigned(std::min(t.batch, t.tiles() - first));
         if ((e = cudaMemsetAsync(flags, 0, count * sizeof(unsigned), stream)) != cudaSuccess) {
@@ -762,15 +764,8 @@ cudaError_t run_fused_batches(const PreparedFft &p, const Strided &image, const 
         with_line_size(t.tile_y, [&](auto n) {
             constexpr int N = decltype(n)::value;
             constexpr int C = column_group<N>();
-            const size_t shared = size_t(C) * fft_line::Shape<N, column_points<N>()>::stride * sizeof(float2);
-            if (shared > (size_t(48) << 10)) {
-                e = cudaFuncSetAttribute(columns_product<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
-            }
-            if (e == cudaSuccess) {
-                columns_product<N>
-                    <<<dim3(unsigned((columns + C - 1) / C), count), column_threads<N>(), shared, stream>>>(
-                        spectra, columns, w, p.twiddles);
-            }
+            columns_product<N><<<dim3(unsigned((columns + C - 1) / C), count), column_threads<N>(),
+                                 column_shared_bytes<N>(), stream>>>(spectra, columns, w, p.twiddles);
         });
         with_line_size(t.tile_x / 2, [&](auto n) {
             constexpr int N = decltype(n)::value;
@@ -780,10 +775,7 @@ cudaError_t run_fused_batches(const PreparedFft &p, const Strided &image, const 
                     spectra, flags, t, first, image, kernel, p.flip, static_cast<Out *>(out), out_width, out_height,
                     out_stride, p.twiddles);
         });
-        if (e == cudaSuccess) {
-            e = cudaGetLastError();
-        }
-        if (e != cudaSuccess) {
+        if ((e = cudaGetLastError()) != cudaSuccess) {
             *what = "launching the tile kernels";
         }
     }

@@ -29,6 +29,10 @@ size_t fft_block_spectrum_bytes(const FftTiling &t, FftPrecision p) {
     return align_scratch(size_t(t.tile_y) * size_t(fft_spectrum_pitch(t, p)) * 2 * (p == FftPrecision::f64 ? 8 : 4));
 }
 
+size_t fft_tile_buffer_bytes(const FftTiling &t, FftPrecision p) {
+    return (p == FftPrecision::f64 ? fft_block_bytes(t, p) : 0) + fft_block_spectrum_bytes(t, p);
+}
+
 namespace {
 
 int passes(int n, int points) {
@@ -89,9 +93,7 @@ FftTiling fft_tiling(int out_width, int out_height, int kernel_width, int kernel
             if (tiles > (int64_t(1) << 30)) {
                 continue;
             }
-            const size_t per_tile = (precision == FftPrecision::f64 ? fft_block_bytes(t, precision) : 0) +
-                                    fft_block_spectrum_bytes(t, precision);
-            const int64_t fits = std::max<int64_t>(1, int64_t(fft_batch_budget / per_tile));
+            const int64_t fits = std::max<int64_t>(1, int64_t(fft_batch_budget / fft_tile_buffer_bytes(t, precision)));
             const int64_t batches = (tiles + fits - 1) / fits;
             t.batch = int(std::min<int64_t>((tiles + batches - 1) / batches, 65535));
             const double cost = estimated_cost(t, precision, (tiles + t.batch - 1) / t.batch);

@@ -79,6 +79,9 @@ int fft_spectrum_pitch(const FftTiling &t, FftPrecision p);
 // spectrum (T_y rows of fft_spectrum_pitch complex values).
 size_t fft_block_bytes(const FftTiling &t, FftPrecision p);
 size_t fft_block_spectrum_bytes(const FftTiling &t, FftPrecision p);
+// What one tile of a batch takes of the batch buffers (block, if any, and spectrum):
+// fft_batch_budget bounds a batch's sum.
+size_t fft_tile_buffer_bytes(const FftTiling &t, FftPrecision p);
 // The largest |sample| a transform of tile_elements samples takes: its largest
 // intermediate, tile_elements max|x| max(1, sum|kernel|), stays within a quarter of the
 // transform type's range (f64's when f64_transforms, else f32's). The CPU and CUDA FFTs
