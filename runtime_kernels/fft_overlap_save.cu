@@ -296,6 +296,7 @@ __global__ void __launch_bounds__(row_threads<N>())
     using Sh = Shape<N, Points>;
     __shared__ float2 shared[row_lines<N>() * Sh::stride];
     const RowPlace<N> at(t, first_tile);
+    const LineBarrier<Sh::T> barrier;
     const int j = at.j, b = at.b, ox = at.ox, y = at.y, gy = at.oy + at.y;
     const bool row_in = y < t.tile_y && gy < image.height;
     const Storage *src = static_cast<const Storage *>(image.data) + int64_t(gy) * image.stride;
@@ -316,7 +317,7 @@ __global__ void __launch_bounds__(row_threads<N>())
         v[m] = s;
     }
     float2 *sh = shared + at.line * Sh::stride;
-    forward<N, Points, true>(v, sh, j, twiddles);
+    forward<N, Points, true>(v, sh, j, twiddles, barrier);
     // Z[k] and Z[N - k] give the real transform's X[k] = (Z[k] + conj Z[N-k]) / 2 +
     // w^k (Z[k] - conj Z[N-k]) / 2i, w = exp(-2 pi i / T_x); X[N] = Re Z[0] - Im Z[0].
     // (w^k loaded before the exchange, to hide its latency behind it.)
@@ -325,12 +326,12 @@ __global__ void __launch_bounds__(row_threads<N>())
     for (int m = 0; m < Sh::S; m++) {
         wk[m] = __ldg(&twiddles[(j + Sh::T * m) * (kTableSize / (2 * N))]);
     }
-    __syncthreads();
+    barrier.sync();
 #pragma unroll
     for (int m = 0; m < Sh::S; m++) {
         sh[padded(j + Sh::T * m)] = v[m];
     }
-    __syncthreads();
+    barrier.sync();
     if (y < t.tile_y) {
         float2 *row = spectra.data + int64_t(b) * spectra.tile_values + int64_t(y) * spectra.pitch;
 #pragma unroll
@@ -373,14 +374,14 @@ __global__ void __launch_bounds__(column_threads<N>())
         v[m] = in ? tile[first + m * step] : make_float2(0.0f, 0.0f);
     }
     float2 *sh = shared + c * Sh::stride;
-    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles);
+    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles, BlockBarrier{});
     // The inverse as conj(forward(conj x)).
 #pragma unroll
     for (int m = 0; m < Sh::S; m++) {
         const float2 w = in ? __ldg(&kernel_spectrum[first + m * step]) : make_float2(0.0f, 0.0f);
         v[m] = conj(cmul(v[m], w));
     }
-    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles);
+    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles, BlockBarrier{});
     if (in) {
 #pragma unroll
         for (int m = 0; m < Sh::S; m++) {
@@ -422,7 +423,7 @@ __global__ void __launch_bounds__(row_threads<N>())
         // The inverse as conj(forward(conj x)).
         v[m] = conj((x + xc) + times_i(cmul(w, x - xc)));
     }
-    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, twiddles);
+    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, twiddles, LineBarrier<Sh::T>{});
     if (row_out) {
         // Samples 2n and 2n + 1 are z[n]'s real and imaginary parts, z = conj(v).
         const bool pairs = ox % 2 == 0 && pairs_aligned(out, out_stride);
