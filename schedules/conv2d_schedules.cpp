@@ -99,8 +99,9 @@ void schedule_conv2d_gpu_naive(Conv2dStages &s) {
 // there); each thread then computes T consecutive outputs of one column in registers
 // (1xT tiling, seed 001 section 3.5.1), taps outermost so a kernel coefficient is
 // loaded once for T outputs. T = 4 where the staged tile fits the shared budget, else
-// 1. Square 3x3 and 5x5 kernels get their own code with the taps unrolled and T = 8:
-// loads of the same staged sample by neighbouring outputs fold into one.
+// 1. Square 1x1, 3x3 and 5x5 kernels get their own code with the taps unrolled and T = 8:
+// loads of the same staged sample by neighbouring outputs fold into one (1x1 through
+// the run-time tap loop took 0.112 ms at 4096² f16 on the H100, twice 3x3's 0.056).
 // H100, 4096x4096 f32, reflect boundary, median of 20 (2026-11-22,
 // bench/results/h100/core-f32-4096.csv): K=3 0.070 ms (63% of the 0.045 ms memory
 // floor), K=15 0.734 ms, K=31 2.80 ms. Large K is bound by shared-memory loads: one
@@ -110,7 +111,7 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
     const GpuTileVars v(s.output);
     const Halide::Expr fast = s.near_image;
     constexpr int rows_unrolled = gpu_rows_per_thread_unrolled;
-    for (const int k : {3, 5}) {
+    for (const int k : {1, 3, 5}) {
         // near_image as it reads once the branch has substituted k: the simplifier
         // matches the kernel's lazy fold test against this form only.
         using Halide::Internal::substitute;
@@ -126,7 +127,7 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
 
     gpu_stage_tile(s.padded, s.x, s.y, v);
     Halide::Stage taps = gpu_sum_in_registers(s.sum, s.x, s.y, {s.r.x, s.r.y}, rows_unrolled, v);
-    for (const int k : {3, 5}) {
+    for (const int k : {1, 3, 5}) {
         taps.specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
     }
 }

@@ -15,10 +15,11 @@ struct Shape {
 };
 
 // (width, height) pairs; kernel shapes from the issue: 1x1, 1xK, Kx1, 2x2, 4x6, 31x7
-// (7 wide, 31 tall) and 6x4, a kernel as large as the image, and kernels larger than it.
+// (7 wide, 31 tall) and 6x4, a kernel as large as the image, and kernels larger than it;
+// a 1x1 kernel on an image of more than one GPU register tile (its own code there).
 const std::vector<Shape> matrix_shapes = {
     {1, 1, 1, 1},    {1, 1, 2, 2}, {37, 29, 5, 1}, {29, 37, 1, 5}, {37, 29, 2, 2}, {45, 33, 6, 4}, {33, 45, 4, 6},
-    {70, 41, 7, 31}, {9, 9, 9, 9}, {11, 6, 11, 6}, {3, 2, 5, 4},   {40, 1, 3, 1},  {1, 40, 1, 3},
+    {70, 41, 7, 31}, {9, 9, 9, 9}, {11, 6, 11, 6}, {3, 2, 5, 4},   {40, 1, 3, 1},  {1, 40, 1, 3},  {75, 70, 1, 1},
 };
 
 using MatrixParam = std::tuple<Device, Algorithm, Precision>;
