@@ -35,7 +35,8 @@ public:
         Var x{"x"}, y{"y"};
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
         const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
-        Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y);
+        Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y, {},
+                                     !get_target().has_gpu_feature());
         RDom r(0, k_width, 0, k_height, "r");
         const Expr tap =
             kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip, r.x, r.y);

@@ -61,8 +61,12 @@ inline Halide::Expr lazy_select(const Halide::Expr &c, const Halide::Expr &t, co
 // modulus appears once there, since Halide's CSE would lift a repeated one out of the
 // lazy branch and pay the integer division for every sample. The outer clamp is a
 // no-op that tells bounds inference the access never leaves the image.
+// `likely_inside` marks the inside of the image as the likely case, so that Halide splits
+// a loop over the axis into its edges and an inside that reads plain samples: dense
+// vector loads on the CPU, where the selects would otherwise make every vector a gather.
+// (GPU schedules leave it off: a thread reads one sample, and the split only adds code.)
 inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, const Halide::Expr &rule,
-                                const Halide::Expr &near) {
+                                const Halide::Expr &near, bool likely_inside = false) {
     using Halide::Expr;
     using Halide::select;
     const Expr two_n = 2 * n;
@@ -73,7 +77,8 @@ inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, co
     const Expr slope = select(reflect || mirror, -1, wrap, 1, 0);
     const Expr below = select(reflect, -1, wrap, n, 0);
     const Expr above = select(reflect, two_n - 1, mirror, two_n - 2, wrap, -n, n - 1);
-    const Expr one_fold = select(i < 0, below + slope * i, i >= n, above + slope * i, i);
+    const Expr one_fold =
+        select(i < 0, below + slope * i, i >= n, above + slope * i, likely_inside ? Halide::likely(i) : i);
 
     const auto iabs = [](const Expr &e) { return Halide::cast<int32_t>(Halide::abs(e)); };
     // Halide's % is Euclidean (never negative). reflect: r = i mod 2n folds to r for
@@ -107,25 +112,28 @@ Halide::Expr reads_within_one_fold(const In &input, const Out &output, const Hal
 }
 
 // The input extended to the whole plane by a boundary rule, without a padded copy;
-// `near` as for remap_index, for both axes. `leading` names the dimensions before x and
-// y (the channel of a channels-innermost image), which are not extended.
+// `near` and `likely_inside` as for remap_index, for both axes. `leading` names the
+// dimensions before x and y (the channel of a channels-innermost image), which are not
+// extended.
 template <typename In>
 Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Halide::Expr &fill,
                             const Halide::Expr &near, const Halide::Var &x, const Halide::Var &y,
-                            const std::vector<Halide::Var> &leading = {}) {
+                            const std::vector<Halide::Var> &leading = {}, bool likely_inside = false) {
     using Halide::Expr;
     const int d = static_cast<int>(leading.size());
     const Expr x_min = input.dim(d).min(), width = input.dim(d).extent();
     const Expr y_min = input.dim(d + 1).min(), height = input.dim(d + 1).extent();
     Halide::Func padded{"padded"};
-    const Expr xr = remap_index(x - x_min, width, rule, near) + x_min;
-    const Expr yr = remap_index(y - y_min, height, rule, near) + y_min;
+    const Expr xr = remap_index(x - x_min, width, rule, near, likely_inside) + x_min;
+    const Expr yr = remap_index(y - y_min, height, rule, near, likely_inside) + y_min;
     const Expr outside = x < x_min || x >= x_min + width || y < y_min || y >= y_min + height;
     std::vector<Halide::Var> vars(leading);
     std::vector<Expr> at(leading.begin(), leading.end());
     vars.insert(vars.end(), {x, y});
     at.insert(at.end(), {xr, yr});
-    padded(vars) = Halide::select(rule == int(Boundary::constant) && outside, fill, input(at));
+    const Expr sample = input(at);
+    padded(vars) = Halide::select(rule == int(Boundary::constant) && outside, fill,
+                                  likely_inside ? Halide::likely(sample) : sample);
     return padded;
 }
 

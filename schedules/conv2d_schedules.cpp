@@ -76,14 +76,25 @@ void schedule_conv2d_cpu_naive(Conv2dStages &s) {
 }
 
 // Strips of rows in parallel; the boundary rule is evaluated once per staged sample
-// (the strip plus its apron), and the taps run over vectors of outputs.
+// (the strip plus its apron). Outputs go in register blocks of 4 vectors x 2 rows, taps
+// outermost, so that a tap's broadcast serves 8 vector multiply-adds and the block's sums
+// stay in registers through the run-time tap loops.
 void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
-    Var yo{"yo"}, yi{"yi"};
-    cpu_parallel_strips(s.output, s.x, s.y, yo, yi, 8, vec);
+    // 32 rows a strip: the apron's K - 1 rows are staged again by each strip.
+    constexpr int vectors = 4, rows = 2, cpu_strip_rows = 32;
+    Var yo{"yo"}, yi{"yi"}, yb{"yb"}, yr{"yr"}, xo{"xo"}, xi{"xi"};
+    s.output.split(s.y, yo, yi, cpu_strip_rows, TailStrategy::GuardWithIf)
+        .split(yi, yb, yr, rows, TailStrategy::GuardWithIf)
+        .split(s.x, xo, xi, vec * vectors, TailStrategy::GuardWithIf)
+        .reorder(xi, yr, xo, yb, yo)
+        .parallel(yo)
+        .vectorize(xi, vec)
+        .unroll(xi)
+        .unroll(yr);
     s.padded.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
-    s.sum.compute_at(s.output, s.x).vectorize(s.x);
-    s.sum.update().reorder(s.x, s.r.x, s.r.y).vectorize(s.x);
+    s.sum.compute_at(s.output, xo).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
+    s.sum.update().reorder(s.x, s.y, s.r.x, s.r.y).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
 }
 
 // One thread per output pixel, every tap read from global memory through the cache.
