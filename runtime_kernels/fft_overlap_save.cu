@@ -402,6 +402,7 @@ __global__ void __launch_bounds__(row_threads<N>())
     using Sh = Shape<N, Points>;
     __shared__ float2 shared[row_lines<N>() * Sh::stride];
     const RowPlace<N> at(t, first_tile);
+    const LineBarrier<Sh::T> barrier;
     const int j = at.j, b = at.b, ox = at.ox, y = at.y, gy = at.oy + at.y;
     const bool row_out = y < t.step_y && gy < out_height;
     Out *dst = out + int64_t(gy) * out_stride;
@@ -423,7 +424,7 @@ __global__ void __launch_bounds__(row_threads<N>())
         // The inverse as conj(forward(conj x)).
         v[m] = conj((x + xc) + times_i(cmul(w, x - xc)));
     }
-    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, twiddles, LineBarrier<Sh::T>{});
+    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, twiddles, barrier);
     if (row_out) {
         // Samples 2n and 2n + 1 are z[n]'s real and imaginary parts, z = conj(v).
         const bool pairs = ox % 2 == 0 && pairs_aligned(out, out_stride);

@@ -81,10 +81,9 @@ void schedule_conv2d_cpu_naive(Conv2dStages &s) {
 // stay in registers through the run-time tap loops.
 void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
-    // 32 rows a strip: the apron's K - 1 rows are staged again by each strip.
-    constexpr int vectors = 4, rows = 2, cpu_strip_rows = 32;
+    constexpr int vectors = 4, rows = 2;
     Var yo{"yo"}, yi{"yi"}, yb{"yb"}, yr{"yr"}, xo{"xo"}, xi{"xi"};
-    s.output.split(s.y, yo, yi, cpu_strip_rows, TailStrategy::GuardWithIf)
+    s.output.split(s.y, yo, yi, cpu_direct_strip_rows, TailStrategy::GuardWithIf)
         .split(yi, yb, yr, rows, TailStrategy::GuardWithIf)
         .split(s.x, xo, xi, vec * vectors, TailStrategy::GuardWithIf)
         .reorder(xi, yr, xo, yb, yo)

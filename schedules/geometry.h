@@ -17,6 +17,9 @@ inline constexpr int gpu_shared_budget_bytes = 46 * 1024;
 // Output rows per strip of the CPU separable schedule; taller kernels (whose apron
 // would more than double the row pass per strip) run the two-pass schedule.
 inline constexpr int cpu_separable_strip_rows = 32;
+// Output rows per strip of the CPU direct-sum schedule: each strip stages its apron's
+// K - 1 rows again.
+inline constexpr int cpu_direct_strip_rows = 32;
 // Smallest output extent per axis the autoscheduled pipelines are run on: their tiles
 // assume outputs at least this large, so smaller outputs are computed into a scratch of
 // this size per axis and cropped.
