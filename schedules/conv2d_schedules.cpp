@@ -93,7 +93,11 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
         .unroll(yr);
     s.padded.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.sum.compute_at(s.output, xo).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
-    s.sum.update().reorder(s.x, s.y, s.r.x, s.r.y).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
+    Halide::Stage taps = s.sum.update();
+    taps.reorder(s.x, s.y, s.r.x, s.r.y).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
+    for (const int k : {1, 3, 5}) {
+        taps.specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
+    }
 }
 
 // One thread per output pixel, every tap read from global memory through the cache.
