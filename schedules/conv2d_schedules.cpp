@@ -78,19 +78,27 @@ void schedule_conv2d_cpu_naive(Conv2dStages &s) {
 // Strips of rows in parallel; the boundary rule is evaluated once per staged sample
 // (the strip plus its apron). Outputs go in register blocks of 4 vectors x 2 rows, taps
 // outermost, so that a tap's broadcast serves 8 vector multiply-adds and the block's sums
-// stay in registers through the run-time tap loops.
+// stay in registers through the tap loops. Outputs of at least one whole block and strip
+// shift the last block and strip inwards (recomputing a few outputs) instead of guarding
+// them: a guard around the second row kept its sums in memory, one load and store per
+// multiply-add. Square 1x1, 3x3 and 5x5 kernels get their taps unrolled.
 void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
     constexpr int vectors = 4, rows = 2;
     Var yo{"yo"}, yi{"yi"}, yb{"yb"}, yr{"yr"}, xo{"xo"}, xi{"xi"};
-    s.output.split(s.y, yo, yi, cpu_direct_strip_rows, TailStrategy::GuardWithIf)
-        .split(yi, yb, yr, rows, TailStrategy::GuardWithIf)
-        .split(s.x, xo, xi, vec * vectors, TailStrategy::GuardWithIf)
-        .reorder(xi, yr, xo, yb, yo)
-        .parallel(yo)
-        .vectorize(xi, vec)
-        .unroll(xi)
-        .unroll(yr);
+    const auto strips = [&](Halide::Stage stage, TailStrategy tail) {
+        stage.split(s.y, yo, yi, cpu_direct_strip_rows, tail)
+            .split(yi, yb, yr, rows, tail)
+            .split(s.x, xo, xi, vec * vectors, tail)
+            .reorder(xi, yr, xo, yb, yo)
+            .parallel(yo)
+            .vectorize(xi, vec)
+            .unroll(xi)
+            .unroll(yr);
+    };
+    strips(s.output.specialize(s.out_width >= vec * vectors && s.out_height >= cpu_direct_strip_rows),
+           TailStrategy::ShiftInwards);
+    strips(s.output, TailStrategy::GuardWithIf);
     s.padded.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     s.sum.compute_at(s.output, xo).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
     Halide::Stage taps = s.sum.update();

@@ -136,6 +136,28 @@ INSTANTIATE_TEST_SUITE_P(Cuda, ConvMatrix,
                          ::testing::Combine(::testing::Values(Device::cuda), all_algorithms, all_precisions),
                          param_name);
 
+// The CPU direct sums' whole-block code: outputs of at least one block (4 vectors, so
+// 32 or 64 columns by the target's vector width) and one strip (32 rows) shift their last
+// block and strip inwards; 1x1, 3x3 and 5x5 kernels have their taps unrolled. Outputs of
+// exactly one block and strip, one row or column past it, and one row short of it.
+TEST(CpuTiles, MatchesFloat64Reference) {
+    for (Precision precision : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
+        for (const Shape &s : {Shape{32, 32, 3, 3}, Shape{65, 33, 5, 5}, Shape{33, 65, 3, 3}, Shape{64, 31, 5, 5},
+                               Shape{97, 70, 1, 1}, Shape{66, 34, 7, 3}}) {
+            for (Boundary b :
+                 {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
+                SCOPED_TRACE(std::string(to_string(precision)) + " " + std::to_string(s.image_width) + "x" +
+                             std::to_string(s.image_height) + " K " + std::to_string(s.kernel_width) + "x" +
+                             std::to_string(s.kernel_height) + " " + to_string(b));
+                run_case(Device::cpu, Algorithm::shared_tiled, precision, s, Mode::same, b, b == Boundary::reflect,
+                         false);
+            }
+            run_case(Device::cpu, Algorithm::shared_tiled, precision, s, Mode::full, Boundary::constant, true, false);
+            run_case(Device::cpu, Algorithm::shared_tiled, precision, s, Mode::valid, Boundary::constant, false, false);
+        }
+    }
+}
+
 // The documented limit of the GPU tiled schedules: a 32 x 8 tile plus apron, each row
 // of (32 + kw - 1) staged samples plus `extra` bytes, within 46 KB of shared memory.
 bool shared_tile_fits(int kw, int kh, int storage_bytes, int extra) {

@@ -433,6 +433,27 @@ TEST(Auto, OtherModesAndSizesScale) {
     EXPECT_THAT(d.reason, HasSubstr("naive 16.0 ms"));
 }
 
+// Past the largest image measured, a curve flattened by fixed costs between small
+// images does not stay flat: time grows at least with the pixel count.
+TEST(Auto, LargerImagesThanMeasuredGrowWithThePixels) {
+    WisdomScope scope;
+    const DeviceIdentity cpu = identify_device(Device::cpu);
+    use_wisdom(
+        wisdom_of(cpu, {point(Algorithm::autoscheduled, 256, 3, 0.68), point(Algorithm::autoscheduled, 1024, 3, 0.92),
+                        point(Algorithm::shared_tiled, 256, 3, 0.04), point(Algorithm::shared_tiled, 1024, 3, 0.64)}));
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o;
+    o.device = Device::cpu;
+    // 4096² is 16x 1024²: autoscheduled at least 0.92 x 16, shared_tiled 0.64 x 16.
+    const Dispatch d = Plan({4096, 4096}, kernel, o).dispatch();
+    EXPECT_EQ(d.algorithm, Algorithm::shared_tiled) << d.reason;
+    EXPECT_THAT(d.reason, HasSubstr("autoscheduled 14.7 ms"));
+    EXPECT_THAT(d.reason, HasSubstr("shared_tiled 10.2 ms"));
+    // Between the measured sizes the curve is followed as measured.
+    EXPECT_EQ(Plan({512, 512}, kernel, o).dispatch().algorithm, Algorithm::shared_tiled);
+}
+
 // ---- Wisdom files ----
 
 TEST(Wisdom, FormatAndParseRoundTrip) {

@@ -3,6 +3,7 @@
 # PYTHON: a Python with numpy, scipy and opencv-python-headless (bench/cpu_peers.py).
 root=$(git rev-parse --show-toplevel)
 K=${K:-3,5,7,9,11,13}
+rm -f /tmp/cmp-[123].json /tmp/cmp-cv-[123].txt
 for r in 1 2 3; do
   HL_NUM_THREADS=2 $root/build/tools/halconv tune --device cpu --sizes 2048 --kernels $K --precisions f32 --modes same --algorithms ${ALGS:-shared_tiled} --reps 5 --max-ms 1000 --output /tmp/cmp-$r.json --quiet >/dev/null 2>&1
   ${PYTHON:-python3} $root/bench/cpu_peers.py --sizes 2048 --kernels $K --threads 2 --reps 5 --direct-max-k 0 2>/dev/null | grep filter2D > /tmp/cmp-cv-$r.txt
