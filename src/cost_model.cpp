@@ -121,8 +121,8 @@ std::optional<double> predict_ms(const std::vector<Measurement> &measurements, A
     }
     // Beyond the largest image measured, time grows at least with the pixel count: the
     // fixed costs that flatten the curve between small images are already paid there
-    // (a CPU table of 256² and 1024² once predicted autoscheduled's 4096² call at 1.2 ms,
-    // a tenth of its time, and Auto took it over shared_tiled).
+    // (a CPU table of 256² and 1024² once predicted autoscheduled's 2048² call with a
+    // 1x1 kernel at 1.07 ms, which takes 4-5 ms, and Auto took it over shared_tiled).
     const double pixels = double(r.image.width) * double(r.image.height);
     return std::exp(interpolate(curve(over_size), std::log(pixels), {0.0, 1.25}, {1.0, 1.25}, 1.0));
 }
