@@ -1,5 +1,7 @@
 #include "conv2d_schedules.h"
 
+#include <array>
+
 namespace halconv::sched {
 
 using Halide::TailStrategy;
@@ -70,6 +72,10 @@ Halide::Stage gpu_sum_in_registers(Halide::Func sum, const Var &x, const Var &y,
 
 namespace {
 
+// Edges of the square kernels whose taps both the CPU and the GPU direct sums unroll
+// into their own code, where a run-time tap loop costs most per tap.
+constexpr std::array<int, 3> unrolled_kernel_edges = {1, 3, 5};
+
 // Reference point: a plain serial loop nest, every tap reading the boundary rule.
 void schedule_conv2d_cpu_naive(Conv2dStages &s) {
     s.sum.compute_at(s.output, s.x);
@@ -103,7 +109,7 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
     s.sum.compute_at(s.output, xo).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
     Halide::Stage taps = s.sum.update();
     taps.reorder(s.x, s.y, s.r.x, s.r.y).vectorize(s.x, vec).unroll(s.x).unroll(s.y);
-    for (const int k : {1, 3, 5}) {
+    for (const int k : unrolled_kernel_edges) {
         taps.specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
     }
 }
@@ -133,7 +139,7 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
     const GpuTileVars v(s.output);
     const Halide::Expr fast = s.near_image;
     constexpr int rows_unrolled = gpu_rows_per_thread_unrolled;
-    for (const int k : {1, 3, 5}) {
+    for (const int k : unrolled_kernel_edges) {
         // near_image as it reads once the branch has substituted k: the simplifier
         // matches the kernel's lazy fold test against this form only.
         using Halide::Internal::substitute;
@@ -149,7 +155,7 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
 
     gpu_stage_tile(s.padded, s.x, s.y, v);
     Halide::Stage taps = gpu_sum_in_registers(s.sum, s.x, s.y, {s.r.x, s.r.y}, rows_unrolled, v);
-    for (const int k : {1, 3, 5}) {
+    for (const int k : unrolled_kernel_edges) {
         taps.specialize(s.k_width == k && s.k_height == k).unroll(s.r.x).unroll(s.r.y);
     }
 }
