@@ -54,9 +54,9 @@ halconv_variant(im2tensor_fused cuda tensor_core im2tensor_fused REQUIRES tensor
     DOC "tensor cores: P-blocks in shared memory, partial sums in a small buffer, recombined")
 halconv_variant(im2tensor_atomic cuda tensor_core im2tensor_atomic REQUIRES tensor_core_kernel
     DOC "tensor cores: as im2tensor_fused, the partial sums added atomically into the output")
-halconv_variant(diagonal_unroll cuda tensor_core dki_m16n16k16 REQUIRES tensor_core_kernel
+halconv_variant(diagonal_unroll cuda tensor_core diagonal_unroll REQUIRES tensor_core_kernel
     DOC "tensor cores: seed 003's diagonal kernel-image-loop unrolling, WMMA m16n16k16")
-halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core dki_m32n8k16 REQUIRES tensor_core_kernel
+halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core diagonal_unroll_m32n8k16 REQUIRES tensor_core_kernel
     DOC "tensor cores: diagonal unrolling with WMMA m32n8k16 (32 kernel columns x 8 image columns)")
 
 # FFT convolution (overlap-save): a row per transform size T (the schedule column);
@@ -70,7 +70,7 @@ halconv_variant(fft cpu fft 128 PRECISIONS f32 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 256 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 512 PRECISIONS f32 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 1024 PRECISIONS f32 REQUIRES fft_tile)
-# CUDA: cuFFT extern stages (runtime_kernels/halconv_fft.h), one row for every tile size:
+# CUDA: cuFFT extern stages (runtime_kernels/fft/halconv_fft.h), one row for every tile size:
 # the stage picks the tiling at run time, and tiles holding NaN or Inf it sums directly.
 halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel)
 
@@ -81,9 +81,9 @@ halconv_api(multichannel ENUM MultichannelAlgorithm
 halconv_variant(direct cpu multichannel cpu_direct
     DOC "a Halide pipeline summing channels x taps per output (CPU and CUDA)")
 halconv_variant(direct cuda multichannel gpu_direct)
-halconv_variant(im2col cuda im2col im2col PRECISIONS f32 f16 f16f32
+halconv_variant(im2col cuda multichannel_gemm im2col PRECISIONS f32 f16 f16f32
     DOC "CUDA: seed 002's im2col into a bounded buffer, then a GEMM with the N kernels (f16 on tensor cores, f32 cuBLAS)")
-halconv_variant(implicit_gemm cuda im2col implicit PRECISIONS f16 f16f32
+halconv_variant(implicit_gemm cuda multichannel_gemm implicit_gemm PRECISIONS f16 f16f32
     DOC "CUDA, f16 and f16f32: the GEMM on tensor cores reading the image staged in shared memory (no buffer)")
 
 # ---- detect_edges: halconv::Staging ----

@@ -50,7 +50,8 @@ set(HALCONV_HALIDE_RUNTIME_HEADERS
 file(GLOB HALCONV_GENERATOR_SOURCES CONFIGURE_DEPENDS
      ${CMAKE_SOURCE_DIR}/generators/*_generator.cpp ${CMAKE_SOURCE_DIR}/schedules/*_schedules.cpp)
 add_halide_generator(halconv_generators SOURCES ${HALCONV_GENERATOR_SOURCES})
-target_include_directories(halconv_generators PRIVATE generators schedules include)
+# runtime_kernels/contract.h: the extern stages' names and limits, shared with the kernels.
+target_include_directories(halconv_generators PRIVATE generators schedules include runtime_kernels)
 halconv_warnings(halconv_generators)
 
 add_halide_runtime(halconv_runtime TARGETS ${HALCONV_CPU_TARGETS} ${HALCONV_CUDA_TARGET})
@@ -107,7 +108,7 @@ halconv_generator(tensor_core SIGNATURE kernel2d_extended SCHEDULE_PARAM variant
 halconv_generator(fft SIGNATURE kernel2d SCHEDULE_PARAM tile TYPED input kernel output FINITE_INPUT)
 halconv_generator(cufft SIGNATURE kernel2d_extended SCHEDULE_PARAM form TYPED input kernel output VALID_FORM)
 halconv_generator(multichannel SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output)
-halconv_generator(im2col SIGNATURE kernel2d SCHEDULE_PARAM gemm PRECISIONS f32 f16 f16f32
+halconv_generator(multichannel_gemm SIGNATURE kernel2d SCHEDULE_PARAM gemm PRECISIONS f32 f16 f16f32
                   TYPED input kernel output VALID_FORM)
 halconv_generator(edges SIGNATURE edges SCHEDULE_PARAM schedule PRECISIONS f32 FIXED_TYPES)
 halconv_generator(unsharp SIGNATURE unsharp SCHEDULE_PARAM schedule PRECISIONS f32 FIXED_TYPES)

@@ -19,6 +19,16 @@ inline const std::map<std::string, Precision> precision_names = {
     {"f16f32", Precision::f16f32},
 };
 
+// The name precision_names gives p (entry points and pipelines are named by it).
+inline std::string precision_name(Precision p) {
+    for (const auto &[name, q] : precision_names) {
+        if (q == p) {
+            return name;
+        }
+    }
+    return {};
+}
+
 // Generator-time check: a mismatch is a build error, reported with its reason.
 inline void require(bool ok, const std::string &what) {
     if (!ok) {

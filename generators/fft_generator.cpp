@@ -17,7 +17,7 @@
 // pipeline, and the plan picks the pipeline whose T suits the kernel and the image.
 //
 // halconv_cufft / halconv_cufft_valid: the same algorithm on CUDA as cuFFT extern stages
-// (runtime_kernels/halconv_fft.h), composed as the tensor-core stages are: the valid form
+// (runtime_kernels/fft/halconv_fft.h), composed as the tensor-core stages are: the valid form
 // passes the image as it is; the other a Halide boundary stage's extended, shifted image
 //   extended(x, y) = padded(x - offset_x, y - offset_y)
 // over the output's region plus the kernel's halo, a second output (in the storage type)
@@ -27,6 +27,7 @@
 // precision transforms would lose the accuracy an FFT needs; the input is widened as it
 // is read and the output rounded as it is written).
 #include "Halide.h"
+#include "contract.h"
 #include "conv_common.h"
 #include "fft.h"
 #include "fft_schedules.h"
@@ -162,16 +163,13 @@ inline Halide::Func cufft_stage(const Halide::Target &target, FftForm form, Prec
                                 const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &x,
                                 const Halide::Var &y) {
     require(target.has_feature(Halide::Target::CUDA), "cufft: the extern stage needs a CUDA target");
-    std::string entry = "halconv_fft";
+    std::string form_name;
     for (const auto &[name, f] : fft_form_names) {
-        entry += f == form ? "_" + name : "";
-    }
-    for (const auto &[name, p] : precision_names) {
-        entry += p == precision ? "_" + name : "";
+        form_name = f == form ? name : form_name;
     }
     Halide::Func conv{"cufft"};
-    conv.define_extern(entry, args, types_of(precision).output, {x, y}, Halide::NameMangling::C,
-                       Halide::DeviceAPI::CUDA);
+    conv.define_extern(rk::contract::fft_entry(form_name, precision_name(precision)), args, types_of(precision).output,
+                       {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
     return conv;
 }
 

@@ -8,7 +8,7 @@
 // (n, x, y); padded is the image extended in x and y by the boundary rule, kern the
 // kernels flipped in x and y when flip is true (convolution). Channels are matched
 // counting from each buffer's first channel; output channel n uses kernel n. The
-// non-extern counterpart of the im2col extern stage (generators/im2col_generator.cpp).
+// non-extern counterpart of the GEMM extern stages (generators/multichannel_gemm_generator.cpp).
 #include "Halide.h"
 #include "conv_common.h"
 #include "multichannel_schedules.h"

@@ -12,9 +12,12 @@
 //     max + k - 1), so the caller owns that image-sized temporary: a Plan allocates it
 //     once instead of the pipeline on every call.
 //
-// The variant (im2tensor, fused, atomic, diagonal unrolling in two layouts) and the
-// precision (f16: f16 result; f16f32: f32 result; both accumulate in f32) pick the
-// extern entry point, halconv_tc_<variant>_<precision>. CUDA targets only.
+// The variant (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll in two
+// layouts: runtime_kernels/contract.h) and the precision (f16: f16 result; f16f32: f32
+// result; both accumulate in f32) pick the extern entry point,
+// halconv_tc_<variant>_<precision>. CUDA targets only.
+#include <string>
+
 #include "Halide.h"
 #include "conv_common.h"
 #include "tensor_core_schedules.h"
@@ -25,7 +28,7 @@ namespace halconv::gen {
 class TensorCoreValid : public Halide::Generator<TensorCoreValid> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
-    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused, tensor_core_variant_names};
+    GeneratorParam<std::string> variant{"variant", "im2tensor_fused"};  // one of rk::contract::tensor_core_variants
 
     Input<Buffer<Halide::float16_t, 2>> input{"input"};
     Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
@@ -35,14 +38,14 @@ public:
     void generate() {
         // ALGORITHM (the schedule is the extern stage's own)
         Var x{"x"}, y{"y"};
-        output = tensor_core_stage(get_target(), variant, precision, {input, kernel, flip}, x, y);
+        output = tensor_core_stage(get_target(), variant.value(), precision, {input, kernel, flip}, x, y);
     }
 };
 
 class TensorCore : public Halide::Generator<TensorCore> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
-    GeneratorParam<TensorCoreVariant> variant{"variant", TensorCoreVariant::im2tensor_fused, tensor_core_variant_names};
+    GeneratorParam<std::string> variant{"variant", "im2tensor_fused"};  // one of rk::contract::tensor_core_variants
 
     Input<Buffer<Halide::float16_t, 2>> input{"input"};
     Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
@@ -57,7 +60,7 @@ public:
     void generate() {
         // ALGORITHM
         Var x{"x"}, y{"y"};
-        output = tensor_core_stage(get_target(), variant, precision, {Func(extended), kernel, flip}, x, y);
+        output = tensor_core_stage(get_target(), variant.value(), precision, {Func(extended), kernel, flip}, x, y);
         Func shifted = extended_for_extern(input, output, kernel, boundary, Halide::cast(Halide::Float(16), fill),
                                            offset_x, offset_y, x, y);
         extended(x, y) = shifted(x, y);

@@ -46,8 +46,8 @@ public:
         Func blur{"blur"};
         RDom r(0, k_width, 0, k_height, "r");
         if (tensor_cores) {
-            blur = tensor_core_stage(get_target(), TensorCoreVariant::im2tensor_fused, Precision::f16f32,
-                                     {shifted, kernel, false}, x, y);
+            blur =
+                tensor_core_stage(get_target(), "im2tensor_fused", Precision::f16f32, {shifted, kernel, false}, x, y);
         } else {
             blur(x, y) = 0.0f;
             blur(x, y) += Halide::cast<float>(kernel(kernel.dim(0).min() + r.x, kernel.dim(1).min() + r.y)) *

@@ -10,8 +10,8 @@ void schedule_extended_image_gpu(Halide::Func shifted, const Halide::Var &x, con
     gpu_one_per_thread(shifted, x, y, Halide::Var{"xi"});
 }
 
-void schedule_im2col_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,
-                                  const Halide::Var &y) {
+void schedule_multichannel_gemm_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,
+                                             const Halide::Var &y) {
     // A copy with index remapping, channels and columns fused into one thread index so
     // that consecutive threads write consecutive samples whatever the channel count.
     Halide::Var cx{"cx"}, cxo{"cxo"}, cxi{"cxi"}, yo{"yo"}, yi{"yi"};

@@ -1,5 +1,5 @@
 // Named schedules for the Halide stages around the hand-written extern stages
-// (generators/tensor_core_generator.cpp, generators/im2col_generator.cpp). The extern
+// (generators/tensor_core_generator.cpp, generators/multichannel_gemm_generator.cpp). The extern
 // stages are CUDA (runtime_kernels/); what Halide schedules is the boundary stage that
 // feeds them.
 #pragma once
@@ -13,9 +13,9 @@ namespace halconv::sched {
 // tensor-core, unsharp and cuFFT pipelines.
 void schedule_extended_image_gpu(Halide::Func shifted, const Halide::Var &x, const Halide::Var &y);
 
-// The same for the channels-innermost image of the im2col extern stage
-// (generators/im2col_generator.cpp): shifted(c, x, y) over the channel pitch.
-void schedule_im2col_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,
-                                  const Halide::Var &y);
+// The same for the channels-innermost image of the multichannel GEMM extern stages
+// (generators/multichannel_gemm_generator.cpp): shifted(c, x, y) over the channel pitch.
+void schedule_multichannel_gemm_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,
+                                             const Halide::Var &y);
 
 }  // namespace halconv::sched

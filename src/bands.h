@@ -1,6 +1,6 @@
 // Row bands (halconv.h, "Bands"): a call on a host-resident image cut into bands of output
 // rows, each computed by a valid-mode plan of the same algorithm from its slab — the rows
-// of the boundary-extended image it reads (runtime_kernels/band_slab.h). The layout and
+// of the boundary-extended image it reads (runtime_kernels/bands/band_slab.h). The layout and
 // the CPU run here; the CUDA run (copies, streams, devices) in bands_cuda.cpp.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "band_slab.h"
+#include "bands/band_slab.h"
 #include "internal.h"
 
 namespace halconv::internal {

@@ -11,9 +11,9 @@
 
 #include "HalideRuntimeCuda.h"
 #include "cuda_check.h"
-#include "halconv_fft.h"
-#include "halconv_tc.h"
+#include "fft/halconv_fft.h"
 #include "internal.h"
+#include "single_channel/halconv_tc.h"
 
 namespace halconv::internal {
 namespace {

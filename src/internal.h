@@ -11,7 +11,7 @@
 #include "halconv/halconv.h"
 
 namespace halconv::rk {
-class PreparedFft;  // runtime_kernels/halconv_fft.h
+class PreparedFft;  // runtime_kernels/fft/halconv_fft.h
 }  // namespace halconv::rk
 
 namespace halconv::internal {
@@ -52,7 +52,7 @@ int current_cuda_device();
 // SIZE_MAX for an unknown variant.
 size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
                                    int kernel_width, int kernel_height);
-// The FFT stage's cuFFT plans and kernel spectrum (runtime_kernels/halconv_fft.h), which
+// The FFT stage's cuFFT plans and kernel spectrum (runtime_kernels/fft/halconv_fft.h), which
 // a plan prepares once: plans for this output and kernel (Error(unsupported) when the
 // kernel is too large, Error(device) on a cuFFT failure), then the kernel's spectrum
 // from its device copy (flipped for convolution), waiting for `stream`.

@@ -6,12 +6,16 @@
 #include <limits>
 #include <string_view>
 
+#include "contract.h"
+#include "fft/halconv_fft.h"
 #include "geometry.h"
-#include "halconv_fft.h"
 #include "internal.h"
 #include "registry.h"
 
 namespace halconv::internal {
+
+// The public limit (halconv/types.h) is the kernels' (runtime_kernels/contract.h).
+static_assert(tensor_core_max_kernel == rk::contract::tensor_core_max_kernel_edge);
 
 namespace {
 

@@ -9,13 +9,13 @@
 #include <string_view>
 
 #include "bands.h"
+#include "common/workspace_scope.h"
 #include "cost_model.h"
+#include "fft/halconv_fft.h"
 #include "geometry.h"
-#include "halconv_fft.h"
 #include "internal.h"
 #include "registry.h"
 #include "workspace_pool.h"
-#include "workspace_scope.h"
 
 namespace halconv {
 

@@ -112,7 +112,8 @@ TEST(Registry, EveryPipelineIsBuiltOnceAndNamesItsRow) {
         EXPECT_TRUE(unique.count(composed)) << composed;
     }
     // CUDA pipelines exactly when the build has CUDA.
-    for (const char *composed : {"halconv_unsharp_gpu_tensor_core", "halconv_im2col_implicit_f16_valid"}) {
+    for (const char *composed :
+         {"halconv_unsharp_gpu_tensor_core", "halconv_multichannel_gemm_implicit_gemm_f16_valid"}) {
         EXPECT_EQ(unique.count(composed), cuda_info().built ? 1u : 0u) << composed;
     }
     EXPECT_EQ(uses_tensor_cores(Algorithm::im2tensor_fused), cuda_info().built);

@@ -3,10 +3,12 @@
 #include <cuda_runtime_api.h>
 #include <gmock/gmock.h>
 
+#include <cstdint>
 #include <thread>
 
+#include "common/workspace.h"
+#include "multichannel/halconv_mc.h"
 #include "test_support.h"
-#include "workspace.h"
 
 namespace halconv::test {
 namespace {
@@ -281,6 +283,74 @@ TEST_F(PlanGpuStreams, AutomaticBandsWhenTheDeviceIsFull) {
     image.device_free();
     again.device_free();
     cudaFree(hog);
+}
+
+// The multichannel GEMM stages take all their scratch (column buffer, packed kernels,
+// cuBLAS's tile, the aligned image copy) from a workspace of the size
+// halconv_mc_workspace_bytes reports, allocate nothing then, and compute the same bits.
+TEST_F(PlanGpuStreams, MultichannelStagesRunInTheQueriedWorkspace) {
+    struct Shape {
+        int channels, filters, k, width, height;
+    };
+    // sm80 dense (C <= 8), chunked, the wgmma kernel (C > 8, more than 32 filters), 1x1.
+    const Shape shapes[] = {{3, 16, 3, 67, 45}, {16, 8, 5, 41, 29}, {64, 64, 3, 70, 33}, {20, 40, 1, 129, 5}};
+    const std::pair<MultichannelAlgorithm, Precision> runs[] = {
+        {MultichannelAlgorithm::implicit_gemm, Precision::f16f32},
+        {MultichannelAlgorithm::implicit_gemm, Precision::f16},
+        {MultichannelAlgorithm::im2col, Precision::f16f32},
+        {MultichannelAlgorithm::im2col, Precision::f32}};
+    for (const auto &[algorithm, precision] : runs) {
+        for (const Shape &sh : shapes) {
+            SCOPED_TRACE(std::string(to_string(algorithm)) + " " + to_string(precision) + " C " +
+                         std::to_string(sh.channels) + " N " + std::to_string(sh.filters) + " K " +
+                         std::to_string(sh.k));
+            Halide::Runtime::Buffer<> image(storage_type(precision), sh.channels, sh.width, sh.height);
+            Halide::Runtime::Buffer<> kernels(storage_type(precision), sh.channels, sh.k, sh.k, sh.filters);
+            for (Halide::Runtime::Buffer<> *b : {&image, &kernels}) {
+                std::uniform_real_distribution<double> dist(-1.0, 1.0);
+                for (size_t i = 0; i < b->number_of_elements(); i++) {
+                    store(*b, i, dist(rng()));
+                }
+            }
+            MultichannelOptions o;
+            o.algorithm = algorithm;
+            o.precision = precision;
+            o.device = Device::cuda;
+            o.mode = Mode::valid;
+            const int ow = sh.width - sh.k + 1, oh = sh.height - sh.k + 1;
+            Halide::Runtime::Buffer<> want = multichannel_correlate2d(image, kernels, o);
+            want.copy_to_host();
+
+            const size_t bytes = halconv_mc_workspace_bytes(to_string(algorithm), to_string(precision), sh.channels,
+                                                            sh.k, sh.k, sh.filters, ow, oh);
+            ASSERT_GT(bytes, 0u);
+            ASSERT_NE(bytes, SIZE_MAX);
+            void *data = nullptr;
+            ASSERT_EQ(cudaMalloc(&data, bytes), cudaSuccess);
+            Halide::Runtime::Buffer<> got(output_type(precision), sh.filters, ow, oh);
+            poison(got);
+            uint64_t allocated = 0;
+            {
+                rk::WorkspaceScope scope({data, bytes, nullptr});
+                const uint64_t before = rk::scratch_allocations();
+                multichannel_correlate2d(image, kernels, got, o);
+                allocated = rk::scratch_allocations() - before;
+            }
+            got.copy_to_host();
+            EXPECT_EQ(allocated, 0u) << bytes << " bytes were not enough";
+            EXPECT_TRUE(same_bits(got, want));
+            // A workspace too small for the packed kernels: the stage allocates the rest.
+            {
+                rk::WorkspaceScope scope({data, 256, nullptr});
+                const uint64_t before = rk::scratch_allocations();
+                multichannel_correlate2d(image, kernels, got, o);
+                EXPECT_GT(rk::scratch_allocations() - before, 0u);
+            }
+            cudaFree(data);
+        }
+    }
+    EXPECT_EQ(halconv_mc_workspace_bytes("implicit", "f16", 8, 3, 3, 8, 16, 16), SIZE_MAX);
+    EXPECT_EQ(halconv_mc_workspace_bytes("implicit_gemm", "f32", 8, 3, 3, 8, 16, 16), SIZE_MAX);
 }
 
 }  // namespace

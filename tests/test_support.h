@@ -6,15 +6,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 
+#include "fft/halconv_fft.h"
 #include "halconv/float16.h"
 #include "halconv/halconv.h"
-#include "halconv_fft.h"
 #include "reference.h"
 
 namespace halconv::test {
+
+// A file of the repository (e.g. "data/cameraman.png"): from the working directory when
+// the tests run at the repository root (the GPU machine's working copy), else from the
+// source tree the tests were built from.
+inline std::string repository_file(const std::string &relative) {
+    if (FILE *f = std::fopen(relative.c_str(), "rb")) {
+        std::fclose(f);
+        return relative;
+    }
+    return std::string(HALCONV_SOURCE_DIR) + "/" + relative;
+}
 
 inline std::mt19937_64 &rng() {
     static std::mt19937_64 engine{std::random_device{}()};

@@ -243,13 +243,7 @@ INSTANTIATE_TEST_SUITE_P(Cuda, TensorCore,
 
 // The photo as float64 in [0, 1] (8-bit gray / 255).
 Image photo() {
-    std::string path = "data/cameraman.png";  // from the repository root (the GPU machine's working copy)
-    if (FILE *f = std::fopen(path.c_str(), "rb")) {
-        std::fclose(f);
-    } else {
-        path = std::string(HALCONV_SOURCE_DIR) + "/data/cameraman.png";
-    }
-    const halconv::io::Image png = halconv::io::read_png(path);
+    const halconv::io::Image png = halconv::io::read_png(repository_file("data/cameraman.png"));
     return Image{png.width, png.height, png.channels.at(0)};
 }
 

@@ -38,7 +38,7 @@
 //   - fft (f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
 //     T x T tiles. CPU: T a power of two from 64 to 1024 for f32, 256 for the others,
 //     the cheapest for the kernel and output; kernels up to the largest T per axis.
-//     CUDA (runtime_kernels/halconv_fft.h: halconv's own float32 transforms, cuFFT's
+//     CUDA (runtime_kernels/fft/halconv_fft.h: halconv's own float32 transforms, cuFFT's
 //     for f64): T_x x T_y powers of two from 128 (less for small images; 16 for f64)
 //     to 4096 chosen per plan, kernels up to 4095 per axis. Its error is the transforms',
 //     spread over a tile rather than held to each window: each output within
@@ -143,7 +143,7 @@ CudaInfo cuda_info();
 const halide_device_interface_t *cuda_device_interface();
 
 // For Halide pipelines of your own that contain halconv's extern stages
-// (runtime_kernels/halconv_tc.h): makes Halide's CUDA runtime use the device's primary
+// (runtime_kernels/single_channel/halconv_tc.h): makes Halide's CUDA runtime use the device's primary
 // context (the one the CUDA runtime and the extern stages use; two contexts do not
 // order work between them) and the default stream. halconv's own entry points do this
 // themselves. Idempotent.

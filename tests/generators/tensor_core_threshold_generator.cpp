@@ -18,8 +18,7 @@ public:
     void generate() {
         // ALGORITHM
         Var x{"x"}, y{"y"};
-        Func conv = tensor_core_stage(get_target(), TensorCoreVariant::im2tensor_fused, Precision::f16f32,
-                                      {input, kernel, false}, x, y);
+        Func conv = tensor_core_stage(get_target(), "im2tensor_fused", Precision::f16f32, {input, kernel, false}, x, y);
         mask(x, y) = Halide::cast<uint8_t>(scale * conv(x, y) > threshold);
 
         // SCHEDULE

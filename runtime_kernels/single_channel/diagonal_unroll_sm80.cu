@@ -14,15 +14,15 @@
 //   - m32n8k16: 32 kernel columns by 8 image columns per tile; 8 output columns need 5
 //     tiles (the paper's faster layout for LTV filters, slower here for LTI).
 // Both accumulate skewed over the kernel's column fragments (see im2tensor_fused_sm80.cu).
-#include "halconv_tc.h"
-#include "tc_common.cuh"
+#include "single_channel/halconv_tc.h"
+#include "single_channel/im2tensor_common.cuh"
 
-namespace halconv::tc {
+namespace halconv::rk::tc {
 namespace {
 
 using namespace nvcuda;
 
-struct DkiParams {
+struct DiagonalUnrollParams {
     Problem io;
     int na;            // kernel column fragments (16 or 32 wide, per layout)
     int ldk;           // padded kernel pitch (halfs)
@@ -38,7 +38,7 @@ constexpr int rows16 = 4;
 constexpr int block_rows16 = warps_per_block * rows16;
 
 template <int NB, typename Out>
-__global__ void __launch_bounds__(threads_per_block) dki16_kernel(DkiParams p) {
+__global__ void __launch_bounds__(threads_per_block) diagonal_unroll_m16n16k16_kernel(DiagonalUnrollParams p) {
     constexpr int rows = block_rows16 + NB * frag;
     extern __shared__ __align__(128) unsigned char smem[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -139,8 +139,8 @@ constexpr int tiles32 = 5;
 constexpr int tile32_floats = 32 * 8;
 
 // Exact stand-in for tile (h, t) where staged samples are not finite.
-__device__ void dki32_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch, int slots, int J,
-                                 int offset8, int na, int kw, int kh, int row) {
+__device__ void m32n8k16_tile_exact(float *tile, const __half *ks, int ldk, const __half *win, int pitch, int slots,
+                                    int J, int offset8, int na, int kw, int kh, int row) {
     const int lane = threadIdx.x & 31;
     for (int e = lane; e < tile32_floats; e += 32) {
         const int i = e >> 3, c = e & 7;
@@ -161,7 +161,7 @@ __device__ void dki32_tile_exact(float *tile, const __half *ks, int ldk, const _
 }
 
 template <int NB, typename Out>
-__global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
+__global__ void __launch_bounds__(threads_per_block) diagonal_unroll_m32n8k16_kernel(DiagonalUnrollParams p) {
     constexpr int rows = block_rows32 + NB * frag;
     extern __shared__ __align__(128) unsigned char smem[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -227,8 +227,8 @@ __global__ void __launch_bounds__(threads_per_block) dki32_kernel(DkiParams p) {
             for (int t = 0; t < tiles32; t++) {
                 float *tile = scratch + t * tile32_floats;
                 if (exact) {
-                    dki32_tile_exact(tile, ks, p.ldk, win, p.pitch, p.slots, J, h + t, p.na, p.io.ker.width,
-                                     p.io.ker.height, warp);
+                    m32n8k16_tile_exact(tile, ks, p.ldk, win, p.pitch, p.slots, J, h + t, p.na, p.io.ker.width,
+                                        p.io.ker.height, warp);
                 } else {
                     wmma::store_matrix_sync(tile, acc[h][t], 8, wmma::mem_row_major);
                 }
@@ -266,7 +266,7 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     if (status != 0) {
         return status < 0 ? 0 : status;
     }
-    DkiParams p{};
+    DiagonalUnrollParams p{};
     p.io = call.problem;
     const int a_width = Layout == 16 ? frag : 32;  // kernel columns per A fragment
     p.na = (p.io.ker.width + a_width - 1) / a_width;
@@ -285,7 +285,8 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     const size_t smem = size_t(nb * frag * p.ldk + windows * rows * p.pitch) * sizeof(__half) +
                         size_t(warps_per_block * scratch_floats) * sizeof(float);
     const cudaError_t e = with_row_fragments(nb, [&](auto NB) {
-        constexpr auto kernel = Layout == 16 ? dki16_kernel<NB.value, Out> : dki32_kernel<NB.value, Out>;
+        constexpr auto kernel = Layout == 16 ? diagonal_unroll_m16n16k16_kernel<NB.value, Out>
+                                             : diagonal_unroll_m32n8k16_kernel<NB.value, Out>;
         if (const cudaError_t f = allow_opt_in_shared_memory<kernel>(); f != cudaSuccess) {
             return f;
         }
@@ -296,21 +297,23 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
 }
 
 }  // namespace
-}  // namespace halconv::tc
+}  // namespace halconv::rk::tc
 
 extern "C" {
 
-int halconv_tc_dki_m16n16k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<16, float>(nullptr, in, kernel, flip, out, "diagonal_unroll (m16n16k16)");
+int halconv_tc_diagonal_unroll_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
+    return halconv::rk::tc::run<16, float>(nullptr, in, kernel, flip, out, "diagonal_unroll");
 }
-int halconv_tc_dki_m16n16k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<16, __half>(nullptr, in, kernel, flip, out, "diagonal_unroll (m16n16k16)");
+int halconv_tc_diagonal_unroll_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
+    return halconv::rk::tc::run<16, __half>(nullptr, in, kernel, flip, out, "diagonal_unroll");
 }
-int halconv_tc_dki_m32n8k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<32, float>(nullptr, in, kernel, flip, out, "diagonal_unroll (m32n8k16)");
+int halconv_tc_diagonal_unroll_m32n8k16_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                               halide_buffer_t *out) {
+    return halconv::rk::tc::run<32, float>(nullptr, in, kernel, flip, out, "diagonal_unroll_m32n8k16");
 }
-int halconv_tc_dki_m32n8k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<32, __half>(nullptr, in, kernel, flip, out, "diagonal_unroll (m32n8k16)");
+int halconv_tc_diagonal_unroll_m32n8k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
+                                            halide_buffer_t *out) {
+    return halconv::rk::tc::run<32, __half>(nullptr, in, kernel, flip, out, "diagonal_unroll_m32n8k16");
 }
 
 }  // extern "C"

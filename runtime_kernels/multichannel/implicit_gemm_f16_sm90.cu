@@ -35,16 +35,16 @@
 #include <cstdint>
 #include <limits>
 
-#include "async_copy.cuh"
-#include "implicit_gemm.cuh"
-#include "tc_common.cuh"
-#include "tc_mma.cuh"
-#include "wgmma.cuh"
+#include "common/async_copy.cuh"
+#include "common/extern_call.cuh"
+#include "common/mma_sync.cuh"
+#include "common/wgmma.cuh"
+#include "multichannel/implicit_gemm.cuh"
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 namespace {
 
-using tc::shared_address;
+using rk::shared_address;
 
 constexpr int wg_filters = 64;  // wgmma M
 constexpr int wg_groups = 2;    // consumer warpgroups per block
@@ -115,43 +115,43 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < p.stages; s++) {
-            tc::mbarrier_init(full + 8 * s, 1);
-            tc::mbarrier_init(empty + 8 * s, wg_groups);
+            rk::mbarrier_init(full + 8 * s, 1);
+            rk::mbarrier_init(empty + 8 * s, wg_groups);
         }
-        tc::mbarrier_init(weights_ready, 1);
-        tc::mbarrier_init_fence();
+        rk::mbarrier_init(weights_ready, 1);
+        rk::mbarrier_init_fence();
     }
     __syncthreads();
 
     if (threadIdx.x >= wg_threads) {
         // The producer: one thread issues every copy, waiting only for stages to free up.
-        tc::set_max_registers_dec<producer_registers>();
+        rk::set_max_registers_dec<producer_registers>();
         if (threadIdx.x == wg_threads) {
             if (p.resident) {
-                tc::mbarrier_arrive_expect_tx(weights_ready, steps * p.weight_bytes);
-                tc::bulk_load(weights, kmat, steps * p.weight_bytes, weights_ready);
+                rk::mbarrier_arrive_expect_tx(weights_ready, steps * p.weight_bytes);
+                rk::bulk_load(weights, kmat, steps * p.weight_bytes, weights_ready);
             }
             for (int i = 0; i < items; i++) {
                 const int stage = i % p.stages;
-                tc::mbarrier_wait(empty + 8 * stage, ((i / p.stages) & 1) ^ 1);
+                rk::mbarrier_wait(empty + 8 * stage, ((i / p.stages) & 1) ^ 1);
                 const int tile = int(blockIdx.x) + (i / steps) * int(gridDim.x), s = i % steps;
                 const int cc = s % p.chunks_c, r = s / p.chunks_c, cx = r % p.chunks_x, cy = r / p.chunks_x;
                 const int ty = tile / a.tiles_x, tx = tile - ty * a.tiles_x;
                 const uint32_t dst = stages + stage * p.stage_bytes, bar = full + 8 * stage;
-                tc::mbarrier_arrive_expect_tx(bar, p.stage_tx);
+                rk::mbarrier_arrive_expect_tx(bar, p.stage_tx);
                 for (int v = 0; v < p.cc / 8; v++) {
-                    tc::tma_load_3d(dst + v * p.plane_stride, &a.image_map, cc * p.cc + 8 * v, tx * NPX + cx * p.kxn,
+                    rk::tma_load_3d(dst + v * p.plane_stride, &a.image_map, cc * p.cc + 8 * v, tx * NPX + cx * p.kxn,
                                     ty * tile_h + cy * p.kyn, bar);
                 }
                 if (!p.resident) {
-                    tc::bulk_load(dst + p.halo_bytes, kmat + int64_t(s) * (p.weight_bytes / 2), p.weight_bytes, bar);
+                    rk::bulk_load(dst + p.halo_bytes, kmat + int64_t(s) * (p.weight_bytes / 2), p.weight_bytes, bar);
                 }
             }
         }
         return;
     }
 
-    tc::set_max_registers_inc<consumer_registers>();
+    rk::set_max_registers_inc<consumer_registers>();
     const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     float acc[rows][acc_n];
@@ -164,16 +164,16 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
         const int slices = min(p.cc, round_up(a.channels - cc * p.cc, 16)) / 16;
         const uint32_t halo = stages + stage * p.stage_bytes;
         const uint32_t w = p.resident ? weights + s * p.weight_bytes : halo + p.halo_bytes;
-        const uint64_t da = tc::wgmma_descriptor(w, a_plane_bytes, 128);
-        const uint64_t db = tc::wgmma_descriptor(halo, p.plane_stride, 128);
+        const uint64_t da = rk::wgmma_descriptor(w, a_plane_bytes, 128);
+        const uint64_t db = rk::wgmma_descriptor(halo, p.plane_stride, 128);
         const auto mma = [&](float(&d)[acc_n], uint32_t a_offset, uint32_t b_offset, bool accumulate) {
             if constexpr (NPX == 256) {
-                tc::wgmma_m64n256k16(d, tc::wgmma_offset(da, a_offset), tc::wgmma_offset(db, b_offset), accumulate);
+                rk::wgmma_m64n256k16(d, rk::wgmma_offset(da, a_offset), rk::wgmma_offset(db, b_offset), accumulate);
             } else {
-                tc::wgmma_m64n128k16(d, tc::wgmma_offset(da, a_offset), tc::wgmma_offset(db, b_offset), accumulate);
+                rk::wgmma_m64n128k16(d, rk::wgmma_offset(da, a_offset), rk::wgmma_offset(db, b_offset), accumulate);
             }
         };
-        tc::wgmma_fence();
+        rk::wgmma_fence();
 #pragma unroll
         for (int rr = 0; rr < rows; rr++) {
             const int row = group * rows + rr;
@@ -202,12 +202,12 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
                 }
             }
         }
-        tc::wgmma_commit();
+        rk::wgmma_commit();
     };
     // One arrival per warpgroup once its wgmma that read the stage have completed.
     const auto release = [&](int stage) {
         if ((threadIdx.x & 127) == 0) {
-            tc::mbarrier_arrive(empty + 8 * stage);
+            rk::mbarrier_arrive(empty + 8 * stage);
         }
     };
     // The epilogue, per 128 pixels of a row: accumulators -> staging (pixel-major, each
@@ -232,10 +232,10 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
 #pragma unroll
             for (int j = 0; j < staged_pixels / 8; j += 2) {
                 const int jj = half * (staged_pixels / 8) + j;
-                tc::stmatrix_x4_trans(row_address + 8 * j * pitch, tc::pack_half2(d[4 * jj], d[4 * jj + 1]),
-                                      tc::pack_half2(d[4 * jj + 2], d[4 * jj + 3]),
-                                      tc::pack_half2(d[4 * jj + 4], d[4 * jj + 5]),
-                                      tc::pack_half2(d[4 * jj + 6], d[4 * jj + 7]));
+                rk::stmatrix_x4_trans(row_address + 8 * j * pitch, rk::pack_half2(d[4 * jj], d[4 * jj + 1]),
+                                      rk::pack_half2(d[4 * jj + 2], d[4 * jj + 3]),
+                                      rk::pack_half2(d[4 * jj + 4], d[4 * jj + 5]),
+                                      rk::pack_half2(d[4 * jj + 6], d[4 * jj + 7]));
             }
         } else {
             const bool odd = g & 1;
@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
                     const int jj = half * (staged_pixels / 8) + j;
                     const float e0 = d[4 * jj + 2 * h], e1 = d[4 * jj + 2 * h + 1];
                     const float other = __shfl_xor_sync(0xffffffffu, odd ? e0 : e1, 4);
-                    tc::store_pair<Out>(reinterpret_cast<Out *>(staging + (8 * j + 2 * t + odd) * pitch) + n,
+                    rk::store_pair<Out>(reinterpret_cast<Out *>(staging + (8 * j + 2 * t + odd) * pitch) + n,
                                         odd ? other : e0, odd ? e1 : other);
                 }
             }
@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
 #pragma unroll
             for (int half = 0; half < NPX / staged_pixels; half++) {
                 stage_out(acc[rr], half);
-                tc::named_barrier(1 + group, 128);
+                rk::named_barrier(1 + group, 128);
                 const int x = tx * NPX + half * staged_pixels + first_px;
                 if (y < a.out_h) {
                     Out *const o = a.out + y * a.osy + x * a.osx + nb * wg_filters + chunk * per_chunk;
@@ -285,22 +285,22 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
                         }
                     }
                 }
-                tc::named_barrier(1 + group, 128);
+                rk::named_barrier(1 + group, 128);
             }
         }
     };
 
     if (p.resident) {
-        tc::mbarrier_wait(weights_ready, 0);
+        rk::mbarrier_wait(weights_ready, 0);
     }
     // Step i's stage is released once step i + 1 is queued and step i has completed, so
     // up to two steps of wgmma are in flight while the producer refills the rest.
     int stage = 0, phase = 0, previous = 0;
     for (int tile_i = 0; tile_i < my_tiles; tile_i++) {
         for (int s = 0; s < steps; s++) {
-            tc::mbarrier_wait(full + 8 * stage, phase);
+            rk::mbarrier_wait(full + 8 * stage, phase);
             compute(s, stage);
-            tc::wgmma_wait<1>();
+            rk::wgmma_wait<1>();
             if (s > 0) {
                 release(previous);
             }
@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(block_threads, 1) implicit_wgmma_kernel(const 
                 phase ^= 1;
             }
         }
-        tc::wgmma_wait<0>();
+        rk::wgmma_wait<0>();
         release(previous);
         epilogue(int(blockIdx.x) + tile_i * int(gridDim.x));
     }
@@ -481,33 +481,53 @@ cudaError_t encode_image_map(const Tensor3<__half> &img, int channels, int in_w,
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// Whether the wgmma kernel runs this problem on device d, and its plan: an sm_90 GPU
+// whose driver encodes tensor maps, C > 8, more than 32 filters, a plan that fits.
+bool wgmma_plan_for(const DeviceFacts &d, int channels, int kw, int kh, int filters, int out_w, int out_h,
+                    int out_bytes, WgmmaPlan *p) {
+    if (d.major != 9 || d.minor != 0 || channels <= 8 || filters <= 32 || tensor_map_encoder() == nullptr) {
+        return false;
+    }
+    *p = plan_wgmma(channels, kw, kh, out_w, out_h, out_bytes, size_t(d.smem_limit));
+    return p->steps != 0;
+}
+
+// Halfs of the packed weights: every step's A operand for each block of 64 filters.
+int64_t wgmma_weight_halfs(const WgmmaPlan &p, int filters) {
+    const int filter_blocks = (filters + wg_filters - 1) / wg_filters;
+    return int64_t(filter_blocks) * p.steps * (p.weight_bytes / 2);
+}
+
 }  // namespace
+
+size_t implicit_wgmma_weight_bytes(const DeviceFacts &d, int channels, int kw, int kh, int filters, int out_w,
+                                   int out_h, int out_bytes) {
+    WgmmaPlan p{};
+    return wgmma_plan_for(d, channels, kw, kh, filters, out_w, out_h, out_bytes, &p)
+               ? size_t(wgmma_weight_halfs(p, filters)) * 2
+               : 0;
+}
 
 template <typename Out>
 cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                       int first_filter, bool flip, const OutputView<Out> &out, int out_height,
-                                      cudaStream_t stream, bool *ran) {
+                                      Scratch &scratch, cudaStream_t stream, bool *ran) {
     *ran = false;
     DeviceFacts d;
     cudaError_t e = device_facts(&d);
-    if (e != cudaSuccess || d.major != 9 || d.minor != 0 || kernels.channels <= 8 || out.filters <= 32 ||
-        tensor_map_encoder() == nullptr) {
+    WgmmaArgs<Out> a{};
+    if (e != cudaSuccess || !wgmma_plan_for(d, kernels.channels, kernels.width, kernels.height, out.filters, out.width,
+                                            out_height, int(sizeof(Out)), &a.p)) {
         return e;
     }
-    WgmmaArgs<Out> a{};
-    a.p = plan_wgmma(kernels.channels, kernels.width, kernels.height, out.width, out_height, sizeof(Out),
-                     size_t(d.smem_limit));
-    if (a.p.steps == 0) {
-        return cudaSuccess;
-    }
     *ran = true;
-    __half *packed = nullptr, *kmat = nullptr;
+    __half *kmat = nullptr;
     Tensor3<__half> img{};
-    e = aligned_image(image, in_w, in_h, 8, &img, &packed, stream);
+    e = aligned_image(image, in_w, in_h, 8, &img, scratch, stream);
     const int filter_blocks = (out.filters + wg_filters - 1) / wg_filters;
-    const int64_t kmat_total = int64_t(filter_blocks) * a.p.steps * (a.p.weight_bytes / 2);
+    const int64_t kmat_total = wgmma_weight_halfs(a.p, out.filters);
     if (e == cudaSuccess) {
-        e = cudaMallocAsync(reinterpret_cast<void **>(&kmat), size_t(kmat_total) * 2, stream);
+        e = scratch.take(size_t(kmat_total) * 2, &kmat);
     }
     if (e == cudaSuccess) {
         pack_wgmma_weights<<<grid_for(kmat_total), 256, 0, stream>>>(kernels, first_filter, out.filters, a.p, flip,
@@ -525,12 +545,14 @@ cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, in
         const int blocks_x = std::max(1, std::min(a.tiles, d.sms / filter_blocks));
         e = launch_npx(a, blocks_x, filter_blocks, stream);
     }
-    return free_async(e, {packed, kmat}, stream);
+    return e;
 }
 
 template cudaError_t launch_implicit_wgmma_f16<float>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
-                                                      bool, const OutputView<float> &, int, cudaStream_t, bool *);
+                                                      bool, const OutputView<float> &, int, Scratch &, cudaStream_t,
+                                                      bool *);
 template cudaError_t launch_implicit_wgmma_f16<__half>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
-                                                       bool, const OutputView<__half> &, int, cudaStream_t, bool *);
+                                                       bool, const OutputView<__half> &, int, Scratch &, cudaStream_t,
+                                                       bool *);
 
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "halconv_fft.h"
-#include "workspace_scope.h"
+#include "common/workspace_scope.h"
+#include "fft/halconv_fft.h"
 
 namespace halconv::rk {
 

@@ -1,4 +1,4 @@
-#include "workspace.h"
+#include "common/workspace.h"
 
 #include <atomic>
 

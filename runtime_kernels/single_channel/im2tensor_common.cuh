@@ -1,7 +1,8 @@
-// Device and host pieces shared by the tensor-core kernels (im2tensor basic, fused,
-// atomic; diagonal kernel-image-loop unrolling): buffer views, the zero-padded kernel
-// in shared memory, the ring of staged image column chunks, the diagonal extraction of
-// a 16x16 product tile, and the Halide extern-call prologue.
+// Device and host pieces shared by the single-channel tensor-core kernels (im2tensor
+// basic, fused, atomic; diagonal kernel-image-loop unrolling): the zero-padded kernel in
+// shared memory, the ring of staged image column chunks, the diagonal extraction of a
+// 16x16 product tile, the exact fallback, the problem every entry point computes and its
+// extern-call prologue, strip sizing.
 //
 // Notation (seed 000): valid correlation R(j, k) = sum_{y<kh, x<kw} K(x, y) I(j + x, k + y),
 // x along the width. P_k = K^T S_k holds P_k(x, c) = sum_y K(x, y) I(c, k + y); output
@@ -17,24 +18,16 @@
 #include <type_traits>
 
 #include "HalideRuntime.h"
+#include "common/extern_call.cuh"
+#include "contract.h"
 
-namespace halconv::tc {
+namespace halconv::rk::tc {
 
 // Tensor-core fragment edge (WMMA m16n16k16): kernels are zero-padded to multiples of it.
-inline constexpr int frag = 16;
+inline constexpr int frag = contract::tensor_core_fragment;
 inline constexpr int warps_per_block = 8;
 inline constexpr int threads_per_block = warps_per_block * 32;
-// Largest kernel edge the kernels instantiate (8 fragments of 16).
-inline constexpr int max_kernel_edge = 128;
-
-// A 2D buffer on the device: element (x, y) counted from the buffer's mins.
-template <typename T>
-struct View {
-    T *data;
-    int width;
-    int height;
-    int64_t stride;  // elements between rows
-};
+inline constexpr int max_kernel_edge = contract::tensor_core_max_kernel_edge;
 
 // Smallest odd multiple of 16 halfs holding n: shared-memory row pitches that keep
 // fragment rows 32-byte aligned (WMMA's requirement) with as few bank conflicts as that
@@ -199,7 +192,7 @@ __device__ inline void skewed_tile_exact(float *tile, const __half *ks, int ldk,
 }
 
 // The tile as this lane's elements of two m16n8 C fragments (columns 0..7 and 8..15;
-// layout in tc_mma.cuh).
+// layout in common/mma_sync.cuh).
 __device__ inline void skewed_fragments_exact(float (&acc)[2][4], const __half *ks, int ldk, const __half *win,
                                               int pitch, int slots, int chunk0, int na, int kw, int kh, int row) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -211,35 +204,7 @@ __device__ inline void skewed_fragments_exact(float (&acc)[2][4], const __half *
     }
 }
 
-template <typename Out>
-__device__ inline Out to_output(float v);
-template <>
-__device__ inline float to_output<float>(float v) {
-    return v;
-}
-template <>
-__device__ inline __half to_output<__half>(float v) {
-    return __float2half_rn(v);
-}
-
-// Two adjacent outputs as one aligned vector store.
-template <typename Out>
-__device__ inline void store_pair(Out *o, float v0, float v1);
-template <>
-__device__ inline void store_pair<float>(float *o, float v0, float v1) {
-    *reinterpret_cast<float2 *>(o) = make_float2(v0, v1);
-}
-template <>
-__device__ inline void store_pair<__half>(__half *o, float v0, float v1) {
-    *reinterpret_cast<__half2 *>(o) = __floats2half2_rn(v0, v1);
-}
-
-// ---- Host side of the Halide extern convention ----
-
-template <typename Out>
-halide_type_t output_type() {
-    return sizeof(Out) == 4 ? halide_type_t(halide_type_float, 32) : halide_type_t(halide_type_float, 16);
-}
+// ---- Host side ----
 
 // What every entry point computes: the valid correlation of img (the output region
 // plus the kernel's halo, from its first sample) by ker, flipped when flip, into out.
@@ -276,39 +241,11 @@ struct ExternCall {
 int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
                         halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call);
 
-// The extern convention shared by the stages that read the output region plus the
-// kernel's halo (these and the cuFFT stage): answers a bounds query on `in` (true when
-// `out` is one, nothing else to do) ...
-bool answer_bounds_query(halide_buffer_t *in, const halide_buffer_t *kernel, const halide_buffer_t *out);
-// ... and for a real call checks that the buffers are dense along x and that `in`
-// covers the output region plus the halo, moves image and kernel to the device,
-// allocates the output there and fetches the stream; (x0, y0) is the output's first
-// sample in `in`. 0 or a halide_error_code.
-int place_on_device(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
-                    halide_buffer_t *out, int *x0, int *y0, cudaStream_t *stream);
-
-// Reports "name: what" through Halide's error handler; returns halide_error_code_generic_error.
-int fail(void *user_context, const char *name, const std::string &what);
-
-// The stream Halide's CUDA work runs on (halconv's hooks: the caller's stream in the
-// device's primary context); 0 or a halide_error_code.
-int current_stream(void *user_context, cudaStream_t *stream);
-
-// Reports a failed CUDA call through Halide's error handler; returns the error code.
-int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e);
-
-// Ends an entry point: reports e if the launches failed, else marks out as written on
-// the device (the pipeline may not mark it itself). Returns the entry's result.
-int finish_extern_call(void *user_context, const char *name, const char *what, cudaError_t e, halide_buffer_t *out);
-
 // Scratch bytes of one call of each stage with scratch (workspace.h), per the problem's
 // output and kernel extents on the current device: im2tensor's P, fused's partial sums.
 size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width);
 size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
                                        bool f16_output, bool atomic);
-
-// Number of SMs of the current device (cached).
-int device_sm_count();
 
 // Column chunks per block strip so that strips x row_blocks blocks make about four
 // blocks per SM (fewer strips mean fewer boundary partial sums).
@@ -318,20 +255,6 @@ int strip_chunks_for(int chunks, int row_blocks);
 // SM: the strip count that finishes soonest, counting whole waves of blocks and the
 // prologue_chunks each block stages before its first tile; ties go to fewer strips.
 int strip_chunks_for_waves(int chunks, int row_blocks, int resident_per_sm, int prologue_chunks);
-
-// Lets Kernel launch with up to the device's opt-in shared memory; set once per kernel.
-template <auto Kernel>
-cudaError_t allow_opt_in_shared_memory() {
-    static const cudaError_t result = [] {
-        int device = 0, bytes = 0;
-        cudaError_t e = cudaGetDevice(&device);
-        if (e == cudaSuccess) {
-            e = cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-        }
-        return e == cudaSuccess ? cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) : e;
-    }();
-    return result;
-}
 
 // Calls f(std::integral_constant<int, NB>{}) for the kernel-row fragment count nb
 // (1 .. 8, the counts the kernels are instantiated for).
@@ -357,4 +280,4 @@ cudaError_t with_row_fragments(int nb, F &&f) {
     }
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk::tc

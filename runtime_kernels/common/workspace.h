@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "workspace_scope.h"
+#include "common/workspace_scope.h"
 
 namespace halconv::rk {
 

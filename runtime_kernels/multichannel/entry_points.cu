@@ -7,19 +7,22 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "HalideRuntimeCuda.h"
-#include "halconv_im2col.h"
-#include "im2col.cuh"
-#include "implicit_gemm.cuh"
-#include "tc_common.cuh"
+#include "common/extern_call.cuh"
+#include "common/workspace.h"
+#include "contract.h"
+#include "multichannel/halconv_mc.h"
+#include "multichannel/im2col.cuh"
+#include "multichannel/implicit_gemm.cuh"
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 namespace {
 
-using tc::fail;
-using tc::report_cuda_error;
+using rk::fail;
+using rk::report_cuda_error;
 
 // Column-buffer bytes per tile: small enough to stay in the H100's 50 MB L2 between the
 // im2col kernel that writes it and the GEMM that reads it, large enough that a tile's
@@ -54,6 +57,45 @@ std::string shape(const halide_buffer_t *b) {
         s += (d ? " x " : "") + std::to_string(b->dim[d].extent);
     }
     return s;
+}
+
+// The column buffer's geometry for a problem: rows (kernel positions x the channel pitch,
+// padded to the GEMM's k step), tile pitch (pixels, within column_budget_bytes), and the
+// filters the packed kernels are padded to.
+struct ColumnPlan {
+    TileGeometry g;
+    size_t pixel_bytes;  // one column
+    int padded_filters;
+};
+
+ColumnPlan plan_columns(int channels, int kw, int kh, int filters, int out_width, int64_t total_pixels,
+                        size_t storage_bytes, bool tensor_cores) {
+    ColumnPlan p{};
+    TileGeometry &g = p.g;
+    g.kw = kw;
+    g.kh = kh;
+    g.channels = channels;
+    g.dpitch = contract::im2col_channel_pitch(channels);
+    g.rows = kw * kh * g.dpitch;
+    g.padded_rows = (g.rows + gemm_k_step - 1) / gemm_k_step * gemm_k_step;
+    g.out_width = out_width;
+    p.pixel_bytes = size_t(g.padded_rows) * storage_bytes;
+    const int64_t budget_pixels = int64_t(column_budget_bytes / p.pixel_bytes) / pixel_block * pixel_block;
+    g.pitch = int(std::min<int64_t>(std::max<int64_t>(budget_pixels, pixel_block),
+                                    (total_pixels + pixel_block - 1) / pixel_block * pixel_block));
+    const int bn = gemm_f16_block_filters(filters);
+    p.padded_filters = tensor_cores ? (filters + bn - 1) / bn * bn : filters;
+    return p;
+}
+
+// Scratch of an im2col call: the column buffer, the packed kernels and (f32, an output
+// whose pixels are not evenly spaced) the dense tile cuBLAS writes.
+size_t im2col_scratch_bytes(int channels, int kw, int kh, int filters, int out_width, int out_height,
+                            size_t storage_bytes, bool tensor_cores) {
+    const int64_t total = int64_t(out_width) * out_height;
+    const ColumnPlan p = plan_columns(channels, kw, kh, filters, out_width, total, storage_bytes, tensor_cores);
+    return scratch_bytes({size_t(p.g.pitch) * p.pixel_bytes, size_t(p.padded_filters) * p.pixel_bytes,
+                          tensor_cores ? 0 : size_t(p.g.pitch) * size_t(filters) * sizeof(float)});
 }
 
 // explicit_columns: im2col into the column buffer, then the GEMM; implicit: the column
@@ -120,7 +162,7 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
         }
     }
     cudaStream_t stream = nullptr;
-    if (int e = tc::current_stream(uc, &stream); e != 0) {
+    if (int e = rk::current_stream(uc, &stream); e != 0) {
         return e;
     }
 
@@ -141,40 +183,32 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
         static_assert(std::is_same_v<Storage, __half>, "the implicit GEMM multiplies f16 operands");
         const int in_w = in->dim[1].extent - x0, in_h = in->dim[2].extent - y0;
         bool ran = false;
+        Scratch scratch(stream);
         cudaError_t e = launch_implicit_wgmma_f16(image, in_w, in_h, kernels, first_filter, flip, output,
-                                                  out->dim[2].extent, stream, &ran);
+                                                  out->dim[2].extent, scratch, stream, &ran);
         if (e == cudaSuccess && !ran) {
             e = launch_implicit_gemm_f16(image, in_w, in_h, kernels, first_filter, flip, output, out->dim[2].extent,
-                                         stream);
+                                         scratch, stream);
         }
-        return tc::finish_extern_call(uc, name, "running the implicit GEMM", e, out);
+        const cudaError_t freed = scratch.release();
+        return rk::finish_extern_call(uc, name, "running the implicit GEMM", e == cudaSuccess ? freed : e, out);
     }
 
-    TileGeometry g{};
-    g.kw = kw;
-    g.kh = kh;
-    g.channels = channels;
-    g.dpitch = (channels + 3) / 4 * 4;
-    g.rows = kw * kh * g.dpitch;
-    g.padded_rows = (g.rows + gemm_k_step - 1) / gemm_k_step * gemm_k_step;
-    g.out_width = out->dim[1].extent;
     const int64_t total = int64_t(out->dim[1].extent) * out->dim[2].extent;
     if (total > INT32_MAX - pixel_block) {
         return fail(uc, name, "output of " + std::to_string(total) + " pixels; allowed below 2^31");
     }
-    const size_t pixel_bytes = size_t(g.padded_rows) * sizeof(Storage);
-    const int64_t budget_pixels = int64_t(column_budget_bytes / pixel_bytes) / pixel_block * pixel_block;
-    g.pitch = int(std::min<int64_t>(std::max<int64_t>(budget_pixels, pixel_block),
-                                    (total + pixel_block - 1) / pixel_block * pixel_block));
+    constexpr bool tensor_cores = std::is_same_v<Storage, __half>;
+    const ColumnPlan plan =
+        plan_columns(channels, kw, kh, filters, out->dim[1].extent, total, sizeof(Storage), tensor_cores);
+    TileGeometry g = plan.g;
+    const size_t pixel_bytes = plan.pixel_bytes;
+    const int padded_filters = plan.padded_filters;
     // 4-wide loads need every pixel's first channel 4-element aligned and the channels
     // up to dpitch inside the buffer (they are read, then zeroed past C).
     const bool vector_loads = in->dim[0].extent >= g.dpitch && in->dim[1].stride % 4 == 0 &&
                               in->dim[2].stride % 4 == 0 && reinterpret_cast<uintptr_t>(image.data) % 16 == 0;
 
-    constexpr bool tensor_cores = std::is_same_v<Storage, __half>;
-    const int padded_filters = tensor_cores ? (filters + gemm_f16_block_filters(filters) - 1) /
-                                                  gemm_f16_block_filters(filters) * gemm_f16_block_filters(filters)
-                                            : filters;
     // cuBLAS writes whole columns of ldc: straight into the output when its pixels are
     // evenly spaced, else into a dense tile that a kernel scatters.
     const bool dense_output =
@@ -190,13 +224,14 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
     }
 
     Storage *col = nullptr, *kmat = nullptr;
-    float *scratch = nullptr;
-    cudaError_t e = cudaMallocAsync(reinterpret_cast<void **>(&col), size_t(g.pitch) * pixel_bytes, stream);
+    float *tile = nullptr;
+    Scratch scratch(stream);
+    cudaError_t e = scratch.take(size_t(g.pitch) * pixel_bytes, &col);
     if (e == cudaSuccess) {
-        e = cudaMallocAsync(reinterpret_cast<void **>(&kmat), size_t(padded_filters) * pixel_bytes, stream);
+        e = scratch.take(size_t(padded_filters) * pixel_bytes, &kmat);
     }
     if (e == cudaSuccess && !tensor_cores && !dense_output) {
-        e = cudaMallocAsync(reinterpret_cast<void **>(&scratch), size_t(g.pitch) * filters * sizeof(float), stream);
+        e = scratch.take(size_t(g.pitch) * filters * sizeof(float), &tile);
     }
     if (e == cudaSuccess && g.padded_rows > g.rows) {
         e = cudaMemsetAsync(col + size_t(g.rows) * g.pitch, 0,
@@ -217,58 +252,72 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
         } else {
             const float one = 1.0f, zero = 0.0f;
             const int64_t y = g.pixel0 / g.out_width, x = g.pixel0 - y * g.out_width;
-            float *c = dense_output ? output.data + y * output.sy + x * output.sx : scratch;
+            float *c = dense_output ? output.data + y * output.sy + x * output.sx : tile;
             const int ldc = dense_output ? int(output.sx) : filters;
             const cublasStatus_t s = cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_T, filters, g.pixels, g.padded_rows, &one,
                                                  kmat, g.padded_rows, col, g.pitch, &zero, c, ldc);
             if (s != CUBLAS_STATUS_SUCCESS) {
                 blas_error = std::string("cuBLAS SGEMM: ") + cublasGetStatusString(s);
             } else if (!dense_output) {
-                e = launch_scatter_tile(scratch, g, output, stream);
+                e = launch_scatter_tile(tile, g, output, stream);
             }
         }
     }
-    for (void *p : {static_cast<void *>(col), static_cast<void *>(kmat), static_cast<void *>(scratch)}) {
-        if (p != nullptr) {
-            const cudaError_t f = cudaFreeAsync(p, stream);
-            e = e == cudaSuccess ? f : e;
-        }
-    }
+    const cudaError_t freed = scratch.release();
+    e = e == cudaSuccess ? freed : e;
     if (!blas_error.empty()) {
         return fail(uc, name, blas_error);
     }
-    return tc::finish_extern_call(uc, name, "running im2col and the GEMM", e, out);
+    return rk::finish_extern_call(uc, name, "running im2col and the GEMM", e, out);
 }
 
 }  // namespace
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc
 
 extern "C" {
 
 int halconv_mc_im2col_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
                              int32_t channel_pitch, halide_buffer_t *out) {
-    return halconv::mc::run<__half, float>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f16f32");
+    return halconv::rk::mc::run<__half, float>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f16f32");
 }
 int halconv_mc_im2col_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
                           int32_t channel_pitch, halide_buffer_t *out) {
-    return halconv::mc::run<__half, __half>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f16");
+    return halconv::rk::mc::run<__half, __half>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f16");
 }
 int halconv_mc_im2col_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
                           int32_t channel_pitch, halide_buffer_t *out) {
-    return halconv::mc::run<float, float>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f32");
+    return halconv::rk::mc::run<float, float>(in, kernel, flip, channel_min, channel_pitch, out, "im2col_f32");
 }
 
-int halconv_mc_implicit_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
-                               int32_t channel_pitch, halide_buffer_t *out) {
-    using halconv::mc::Gemm;
-    return halconv::mc::run<__half, float, Gemm::implicit>(in, kernel, flip, channel_min, channel_pitch, out,
-                                                           "implicit_gemm_f16f32");
+int halconv_mc_implicit_gemm_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                                    int32_t channel_pitch, halide_buffer_t *out) {
+    using halconv::rk::mc::Gemm;
+    return halconv::rk::mc::run<__half, float, Gemm::implicit>(in, kernel, flip, channel_min, channel_pitch, out,
+                                                               "implicit_gemm_f16f32");
 }
-int halconv_mc_implicit_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
-                            int32_t channel_pitch, halide_buffer_t *out) {
-    using halconv::mc::Gemm;
-    return halconv::mc::run<__half, __half, Gemm::implicit>(in, kernel, flip, channel_min, channel_pitch, out,
-                                                            "implicit_gemm_f16");
+int halconv_mc_implicit_gemm_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel_min,
+                                 int32_t channel_pitch, halide_buffer_t *out) {
+    using halconv::rk::mc::Gemm;
+    return halconv::rk::mc::run<__half, __half, Gemm::implicit>(in, kernel, flip, channel_min, channel_pitch, out,
+                                                                "implicit_gemm_f16");
+}
+
+size_t halconv_mc_workspace_bytes(const char *gemm, const char *precision, int channels, int kernel_width,
+                                  int kernel_height, int filters, int out_width, int out_height) {
+    using namespace halconv::rk::mc;
+    const std::string_view g(gemm), p(precision);
+    if (channels < 1 || kernel_width < 1 || kernel_height < 1 || filters < 1 || out_width < 1 || out_height < 1) {
+        return 0;
+    }
+    if (g == "im2col" && (p == "f16" || p == "f16f32" || p == "f32")) {
+        return im2col_scratch_bytes(channels, kernel_width, kernel_height, filters, out_width, out_height,
+                                    p == "f32" ? 4 : 2, p != "f32");
+    }
+    if (g == "implicit_gemm" && (p == "f16" || p == "f16f32")) {
+        return implicit_gemm_scratch_bytes(channels, kernel_width, kernel_height, filters, out_width, out_height,
+                                           p == "f16" ? 2 : 4);
+    }
+    return SIZE_MAX;
 }
 
 }  // extern "C"

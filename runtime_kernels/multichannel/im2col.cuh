@@ -1,5 +1,5 @@
 // Multi-channel convolution as im2col + GEMM (seed 002's im2col design): the pieces the
-// entry points (im2col_conv.cu) chain per tile of output pixels.
+// entry points (entry_points.cu) chain per tile of output pixels.
 //
 // Layouts (Halide dimension order, fastest first):
 //   image   (c, x, y)     channels innermost, C channels        = H x W x C row-major
@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 
 // Pixels per im2col block and per GEMM block row; column-buffer pitches are multiples.
 inline constexpr int pixel_block = 128;
@@ -98,4 +98,4 @@ cudaError_t launch_gemm_f16(const __half *col, const __half *kmat, const TileGeo
 cudaError_t launch_scatter_tile(const float *tile, const TileGeometry &g, const OutputView<float> &out,
                                 cudaStream_t stream);
 
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc

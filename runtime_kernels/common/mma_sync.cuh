@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace halconv::tc {
+namespace halconv::rk {
 
 // Row pitch (halfs) for shared-memory matrices read with ldmatrix: rows 16-byte aligned
 // and an odd number of 16-byte units apart, so the eight rows of each 8x8 matrix land in
@@ -55,4 +55,4 @@ __device__ inline void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint3
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk

@@ -1,4 +1,4 @@
-#include "workspace_scope.h"
+#include "common/workspace_scope.h"
 
 namespace halconv::rk {
 

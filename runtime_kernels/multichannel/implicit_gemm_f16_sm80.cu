@@ -17,19 +17,19 @@
 #include <limits>
 #include <utility>
 
-#include "async_copy.cuh"
-#include "implicit_gemm.cuh"
-#include "tc_common.cuh"
-#include "tc_mma.cuh"
+#include "common/async_copy.cuh"
+#include "common/extern_call.cuh"
+#include "common/mma_sync.cuh"
+#include "multichannel/implicit_gemm.cuh"
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 namespace {
 
-using tc::cp_async_commit;
-using tc::cp_async_zfill;
-using tc::ldmatrix_pitch;
-using tc::shared_address;
-using tc::store_pair;
+using rk::cp_async_commit;
+using rk::cp_async_zfill;
+using rk::ldmatrix_pitch;
+using rk::shared_address;
+using rk::store_pair;
 
 __device__ inline uint32_t lds32(const __half *p) {
     return *reinterpret_cast<const uint32_t *>(p);
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
 #pragma unroll
         for (int j = 0; j < NT / 2; j++) {
             uint32_t r[4];
-            tc::ldmatrix_x4(r, w_lane + (j * 16 * p.weight_pitch + kk) * 2);
+            rk::ldmatrix_x4(r, w_lane + (j * 16 * p.weight_pitch + kk) * 2);
             b[2 * j][0] = r[0];
             b[2 * j][1] = r[1];
             b[2 * j + 1][0] = r[2];
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
         for (int m = 0; m < MT; m++) {
 #pragma unroll
             for (int j = 0; j < NT; j++) {
-                tc::mma_m16n8k16(acc[m][j], af[m], b[j][0], b[j][1]);
+                rk::mma_m16n8k16(acc[m][j], af[m], b[j][0], b[j][1]);
             }
         }
     };
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
                         uint32_t af[MT][4];
 #pragma unroll
                         for (int m = 0; m < MT; m++) {
-                            tc::ldmatrix_x4(af[m],
+                            rk::ldmatrix_x4(af[m],
                                             a_lane + (ky * p.halo_row_pitch + (kx + 16 * m) * p.pixel_pitch + k0) * 2);
                         }
                         multiply(af, w_lane, (ky * p.kxn + kx) * p.cpix + k0);
@@ -215,10 +215,10 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
                             store_pair<Out>(o + n, v0, v1);
                         } else {
                             if (n < a.filters) {
-                                o[n] = tc::to_output<Out>(v0);
+                                o[n] = rk::to_output<Out>(v0);
                             }
                             if (n + 1 < a.filters) {
-                                o[n + 1] = tc::to_output<Out>(v1);
+                                o[n + 1] = rk::to_output<Out>(v1);
                             }
                         }
                     }
@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(block_threads<BN>, 1) implicit_gemm_kernel(con
             load(i + 1, (i + 1) & 1);
         }
         cp_async_commit();
-        tc::cp_async_wait<1>();
+        rk::cp_async_wait<1>();
         __syncthreads();
         compute(i, i & 1);
         if (i % steps == steps - 1) {
@@ -330,36 +330,22 @@ cudaError_t device_facts(DeviceFacts *d) {
     return e;
 }
 
-cudaError_t free_async(cudaError_t e, std::initializer_list<void *> pointers, cudaStream_t stream) {
-    for (void *ptr : pointers) {
-        if (ptr != nullptr) {
-            const cudaError_t f = cudaFreeAsync(ptr, stream);
-            e = e == cudaSuccess ? f : e;
-        }
-    }
-    return e;
-}
-
 cudaError_t aligned_image(const Tensor3<__half> &image, int in_w, int in_h, int align, Tensor3<__half> *img,
-                          __half **copy, cudaStream_t stream) {
+                          Scratch &scratch, cudaStream_t stream) {
     *img = image;
-    *copy = nullptr;
     if (image.sx % align == 0 && image.sy % align == 0 && reinterpret_cast<uintptr_t>(image.data) % (2 * align) == 0) {
         return cudaSuccess;
     }
-    const int pitch = implicit_channel_pitch(image.channels);
+    const int pitch = contract::implicit_gemm_channel_pitch(image.channels);
     const int64_t total = int64_t(in_w) * in_h * pitch;
-    cudaError_t e = cudaMallocAsync(reinterpret_cast<void **>(copy), size_t(total) * 2, stream);
+    __half *copy = nullptr;
+    cudaError_t e = scratch.take(size_t(total) * 2, &copy);
     if (e == cudaSuccess) {
-        repack_image<<<grid_for(total), 256, 0, stream>>>(image, in_w, pitch, *copy, total);
+        repack_image<<<grid_for(total), 256, 0, stream>>>(image, in_w, pitch, copy, total);
         e = cudaGetLastError();
-        *img = {*copy, image.channels, pitch, int64_t(in_w) * pitch};
+        *img = {copy, image.channels, pitch, int64_t(in_w) * pitch};
     }
     return e;
-}
-
-int implicit_channel_pitch(int channels) {
-    return channels <= 2 ? 2 : channels <= 4 ? 4 : round_up(channels, 8);
 }
 
 ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t smem_limit) {
@@ -368,7 +354,7 @@ ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t sme
     ImplicitPlan best{};
     double best_cost = std::numeric_limits<double>::infinity();
     for (int cc : {16, 32, 64, 2, 4, 8}) {
-        if (dense ? cc != implicit_channel_pitch(channels) : (cc < 16 || cc > round_up(channels, 16))) {
+        if (dense ? cc != contract::implicit_gemm_channel_pitch(channels) : (cc < 16 || cc > round_up(channels, 16))) {
             continue;
         }
         for (int kyn = 1; kyn <= kh; kyn++) {
@@ -420,10 +406,29 @@ ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t sme
     return best;
 }
 
+int64_t implicit_weight_halfs(const ImplicitPlan &p, int filters) {
+    return int64_t(p.steps) * round_up(filters, p.block_filters) * p.k_len;
+}
+
+size_t implicit_gemm_scratch_bytes(int channels, int kw, int kh, int filters, int out_w, int out_h, int out_bytes) {
+    DeviceFacts d;
+    if (device_facts(&d) != cudaSuccess) {
+        return 0;
+    }
+    const size_t copy =
+        size_t(out_w + kw - 1) * size_t(out_h + kh - 1) * size_t(contract::implicit_gemm_channel_pitch(channels)) * 2;
+    size_t weights = implicit_wgmma_weight_bytes(d, channels, kw, kh, filters, out_w, out_h, out_bytes);
+    if (weights == 0) {
+        const ImplicitPlan p = plan_implicit(channels, kw, kh, filters, size_t(d.smem_limit));
+        weights = size_t(implicit_weight_halfs(p, filters)) * 2;
+    }
+    return scratch_bytes({copy, weights});
+}
+
 template <typename Out>
 cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
-                                     cudaStream_t stream) {
+                                     Scratch &scratch, cudaStream_t stream) {
     DeviceFacts d;
     cudaError_t e = device_facts(&d);
     if (e != cudaSuccess) {
@@ -436,13 +441,13 @@ cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int
     }
     const int bn = a.p.block_filters;
     // The copies read 2 cpix bytes (dense) or 16 bytes (chunked) per load.
-    __half *packed = nullptr, *kmat = nullptr;
+    __half *kmat = nullptr;
     Tensor3<__half> img{};
-    e = aligned_image(image, in_w, in_h, a.p.dense ? a.p.cpix : 8, &img, &packed, stream);
+    e = aligned_image(image, in_w, in_h, a.p.dense ? a.p.cpix : 8, &img, scratch, stream);
     a.padded_filters = round_up(out.filters, bn);
-    const int64_t kmat_total = int64_t(a.p.steps) * a.padded_filters * a.p.k_len;
+    const int64_t kmat_total = implicit_weight_halfs(a.p, out.filters);
     if (e == cudaSuccess) {
-        e = cudaMallocAsync(reinterpret_cast<void **>(&kmat), size_t(kmat_total) * 2, stream);
+        e = scratch.take(size_t(kmat_total) * 2, &kmat);
     }
     if (e == cudaSuccess) {
         pack_implicit_weights<<<grid_for(kmat_total), 256, 0, stream>>>(kernels, first_filter, out.filters,
@@ -463,12 +468,12 @@ cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int
                 e = launch_cpix<64>(a, d.sms, stream);
         }
     }
-    return free_async(e, {packed, kmat}, stream);
+    return e;
 }
 
 template cudaError_t launch_implicit_gemm_f16<float>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
-                                                     bool, const OutputView<float> &, int, cudaStream_t);
+                                                     bool, const OutputView<float> &, int, Scratch &, cudaStream_t);
 template cudaError_t launch_implicit_gemm_f16<__half>(const Tensor3<__half> &, int, int, const Kernels<__half> &, int,
-                                                      bool, const OutputView<__half> &, int, cudaStream_t);
+                                                      bool, const OutputView<__half> &, int, Scratch &, cudaStream_t);
 
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc

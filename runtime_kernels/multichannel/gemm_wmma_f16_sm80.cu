@@ -12,10 +12,10 @@
 // consecutive filters.
 #include <mma.h>
 
-#include "im2col.cuh"
-#include "tc_common.cuh"
+#include "common/extern_call.cuh"
+#include "multichannel/im2col.cuh"
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 namespace {
 
 using namespace nvcuda;
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(threads)
 #pragma unroll
         for (int j = n; j < BN; j += lanes_per_row) {
             if (n0 + j < out.filters) {
-                row[j] = tc::to_output<Out>(tile[i * S::ldc + j]);
+                row[j] = rk::to_output<Out>(tile[i * S::ldc + j]);
             }
         }
     }
@@ -160,4 +160,4 @@ template cudaError_t launch_gemm_f16<float>(const __half *, const __half *, cons
 template cudaError_t launch_gemm_f16<__half>(const __half *, const __half *, const TileGeometry &,
                                              const OutputView<__half> &, cudaStream_t);
 
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc

@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-namespace halconv::tc {
+namespace halconv::rk {
 
 // A no-swizzle descriptor (layout type 0, base offset 0). Addresses and offsets are in
 // bytes, multiples of 16, below 256 KiB.
@@ -116,4 +116,4 @@ __device__ inline void stmatrix_x4_trans(uint32_t address, uint32_t r0, uint32_t
                  : "memory");
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk

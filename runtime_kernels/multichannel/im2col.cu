@@ -7,9 +7,9 @@
 // (dpitch 4, 8, 12, 16: everything unrolled) and a general one that walks channels in
 // groups of 16 and also takes images whose pixels cannot be read 4 at a time.
 // Also here: the kernel packing and the scatter of a dense f32 tile.
-#include "im2col.cuh"
+#include "multichannel/im2col.cuh"
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 namespace {
 
 constexpr int group_channels = 16;  // channel rows staged per pass
@@ -199,4 +199,4 @@ template cudaError_t launch_pack_kernels<float>(const Kernels<float> &, int, int
 template cudaError_t launch_pack_kernels<__half>(const Kernels<__half> &, int, int, int, const TileGeometry &, bool,
                                                  __half *, cudaStream_t);
 
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc

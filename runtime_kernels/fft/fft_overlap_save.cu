@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "HalideRuntimeCuda.h"
-#include "fft_line.cuh"
-#include "halconv_fft.h"
-#include "tc_common.cuh"
-#include "workspace.h"
+#include "common/extern_call.cuh"
+#include "common/workspace.h"
+#include "fft/fft_line.cuh"
+#include "fft/halconv_fft.h"
 
 namespace halconv::rk {
 
@@ -883,8 +883,8 @@ bool has_type(const halide_buffer_t *b, FftPrecision p, bool output) {
 template <FftPrecision P>
 int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out,
               const char *name) {
-    using tc::fail;
-    if (tc::answer_bounds_query(in, kernel, out)) {
+    using rk::fail;
+    if (rk::answer_bounds_query(in, kernel, out)) {
         return 0;
     }
     if (in->dimensions != 2 || kernel->dimensions != 2 || out->dimensions != 2) {
@@ -896,7 +896,7 @@ int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, 
     const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
     int x0 = 0, y0 = 0;
     cudaStream_t stream = nullptr;
-    if (int e = tc::place_on_device(user_context, name, in, kernel, out, &x0, &y0, &stream); e != 0) {
+    if (int e = rk::place_on_device(user_context, name, in, kernel, out, &x0, &y0, &stream); e != 0) {
         return e;
     }
     using Storage = typename FftTypes<P>::Storage;
@@ -931,7 +931,7 @@ int run_stage(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, 
         e = cudaStreamSynchronize(stream);  // its plans and spectrum are freed on return
         what = "the transforms";
     }
-    return tc::finish_extern_call(user_context, name, what.c_str(), e, out);
+    return rk::finish_extern_call(user_context, name, what.c_str(), e, out);
 }
 
 }  // namespace

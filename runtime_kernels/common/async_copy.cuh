@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace halconv::tc {
+namespace halconv::rk {
 
 // Copies src_bytes (0 .. Bytes) to the shared address dst and zero-fills the rest of
 // the Bytes (4, 8 or 16): a copy with src_bytes 0 writes zeros and reads nothing.
@@ -28,7 +28,7 @@ __device__ inline void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk
 
 // ---- Hopper (sm_90) asynchronous copies: mbarriers and the tensor memory accelerator ----
 // (Only sm_90 code may call these; unused inline functions emit no PTX elsewhere.)
@@ -37,7 +37,7 @@ __device__ inline void cp_async_wait() {
 // expected arrivals have come and every byte announced with expect_tx has landed. Waits
 // name the phase by its parity; a fresh barrier is in phase 0, and a wait for parity 1
 // returns at once (that "previous" phase counts as complete).
-namespace halconv::tc {
+namespace halconv::rk {
 
 __device__ inline void mbarrier_init(uint32_t bar, int arrivals) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
@@ -100,4 +100,4 @@ __device__ inline void set_max_registers_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk

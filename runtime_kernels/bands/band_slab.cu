@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "band_slab.h"
+#include "bands/band_slab.h"
 
 namespace halconv::rk {
 namespace {

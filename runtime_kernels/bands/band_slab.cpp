@@ -1,5 +1,5 @@
 // The host form of a band slab's pads (band_slab.h): host code, in every build.
-#include "band_slab.h"
+#include "bands/band_slab.h"
 
 #include <cstring>
 

@@ -21,11 +21,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 
-#include "im2col.cuh"
+#include "common/workspace.h"
+#include "contract.h"
+#include "multichannel/im2col.cuh"
 
-namespace halconv::mc {
+namespace halconv::rk::mc {
 
 __host__ __device__ inline int round_up(int v, int m) {
     return (v + m - 1) / m * m;
@@ -56,10 +57,6 @@ struct ImplicitPlan {
 // The cheapest step split (bytes staged per tile, weighted with the tensor work padding
 // adds) that fits smem_limit bytes of shared memory; filters sets the block width.
 ImplicitPlan plan_implicit(int channels, int kw, int kh, int filters, size_t smem_limit);
-
-// Halfs per pixel the kernel's loads need in the image (the channel pitch the generator's
-// boundary stage pads to): 2, 4, 8 for C <= 8, else C rounded up to 8.
-int implicit_channel_pitch(int channels);
 
 // What both implicit-GEMM kernels read besides their plan: the image region (aligned as
 // their copies need), the packed weights, the output and its tiling.
@@ -115,25 +112,34 @@ struct DeviceFacts {
 };
 cudaError_t device_facts(DeviceFacts *d);
 
-// Queues cudaFreeAsync for each non-null pointer; returns e, or when e is cudaSuccess the
-// first error of the frees.
-cudaError_t free_async(cudaError_t e, std::initializer_list<void *> pointers, cudaStream_t stream);
+// Halfs of the sm80 kernel's packed weights: every step's k run for each filter, the
+// filters rounded up to the plan's block.
+int64_t implicit_weight_halfs(const ImplicitPlan &p, int filters);
+
+// Bytes of the wgmma kernel's packed weights on device d, or 0 where it does not run.
+size_t implicit_wgmma_weight_bytes(const DeviceFacts &d, int channels, int kw, int kh, int filters, int out_w,
+                                   int out_h, int out_bytes);
+
+// Scratch (common/workspace.h) the implicit GEMM takes for an out_w x out_h output of
+// `filters` filters on the current device: the packed weights of the kernel that runs,
+// after room for the aligned image copy (taken only when the image's strides need it).
+size_t implicit_gemm_scratch_bytes(int channels, int kw, int kh, int filters, int out_w, int out_h, int out_bytes);
 
 // *img = image when its pixels can be read `align` halfs (16 bytes at most) at a time,
-// else a copy (*copy, stream-ordered allocation the caller frees) with each pixel's
-// channels padded with zeros to implicit_channel_pitch.
+// else a copy taken from `scratch` with each pixel's channels padded with zeros to
+// contract::implicit_gemm_channel_pitch.
 cudaError_t aligned_image(const Tensor3<__half> &image, int in_w, int in_h, int align, Tensor3<__half> *img,
-                          __half **copy, cudaStream_t stream);
+                          Scratch &scratch, cudaStream_t stream);
 
 // The valid correlation of image (region in_w x in_h, at least out.width + kw - 1 by the
 // output height + kh - 1) by filters [first_filter, first_filter + out.filters) of
 // `kernels`, into out. Images whose pixels cannot be read 16 bytes (2 cpix bytes when
-// C <= 8) at a time are first copied into a padded buffer (stream-ordered allocation, its
-// free queued on the stream before return).
+// C <= 8) at a time are first copied into a padded buffer; that copy and the packed
+// weights come from `scratch`.
 template <typename Out>
 cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                      int first_filter, bool flip, const OutputView<Out> &out, int out_height,
-                                     cudaStream_t stream);
+                                     Scratch &scratch, cudaStream_t stream);
 
 // As launch_implicit_gemm_f16, on Hopper warpgroup MMA, where it applies: an sm_90 GPU
 // (wgmma has no later or earlier form) whose driver encodes TMA tensor maps, C > 8 and
@@ -142,6 +148,6 @@ cudaError_t launch_implicit_gemm_f16(const Tensor3<__half> &image, int in_w, int
 template <typename Out>
 cudaError_t launch_implicit_wgmma_f16(const Tensor3<__half> &image, int in_w, int in_h, const Kernels<__half> &kernels,
                                       int first_filter, bool flip, const OutputView<Out> &out, int out_height,
-                                      cudaStream_t stream, bool *ran);
+                                      Scratch &scratch, cudaStream_t stream, bool *ran);
 
-}  // namespace halconv::mc
+}  // namespace halconv::rk::mc

@@ -6,11 +6,11 @@
 // row, so the rows are processed in bands that bound P to band_bytes.
 #include <algorithm>
 
-#include "halconv_tc.h"
-#include "tc_common.cuh"
-#include "workspace.h"
+#include "common/workspace.h"
+#include "single_channel/halconv_tc.h"
+#include "single_channel/im2tensor_common.cuh"
 
-namespace halconv::tc {
+namespace halconv::rk::tc {
 namespace {
 
 using namespace nvcuda;
@@ -172,15 +172,15 @@ size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width
     return rk::scratch_bytes({size_t(band.rows) * band.row_bytes});
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk::tc
 
 extern "C" {
 
 int halconv_tc_im2tensor_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<float>(nullptr, in, kernel, flip, out, "im2tensor");
+    return halconv::rk::tc::run<float>(nullptr, in, kernel, flip, out, "im2tensor");
 }
 int halconv_tc_im2tensor_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<__half>(nullptr, in, kernel, flip, out, "im2tensor");
+    return halconv::rk::tc::run<__half>(nullptr, in, kernel, flip, out, "im2tensor");
 }
 
 }  // extern "C"

@@ -16,12 +16,12 @@
 //     boundary (the row-reuse rule of eq. 18-19 with one block row: blocks two strips
 //     apart never share a diagonal), and a recombination kernel adds the two;
 //   - atomic: each side adds them into the (zeroed) output atomically; no extra memory.
-#include "halconv_tc.h"
-#include "tc_common.cuh"
-#include "tc_mma.cuh"
-#include "workspace.h"
+#include "common/mma_sync.cuh"
+#include "common/workspace.h"
+#include "single_channel/halconv_tc.h"
+#include "single_channel/im2tensor_common.cuh"
 
-namespace halconv::tc {
+namespace halconv::rk::tc {
 namespace {
 
 constexpr int rows_per_warp = 4;                             // output rows w, w+8, w+16, w+24
@@ -472,21 +472,21 @@ size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel
                       : workspace_bytes<float, false>(out_width, out_height, kernel_width, kernel_height);
 }
 
-}  // namespace halconv::tc
+}  // namespace halconv::rk::tc
 
 extern "C" {
 
 int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<float, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
+    return halconv::rk::tc::run<float, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
 }
 int halconv_tc_im2tensor_fused_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<__half, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
+    return halconv::rk::tc::run<__half, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
 }
 int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<float, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
+    return halconv::rk::tc::run<float, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
 }
 int halconv_tc_im2tensor_atomic_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::tc::run<__half, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
+    return halconv::rk::tc::run<__half, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
 }
 
 }  // extern "C"

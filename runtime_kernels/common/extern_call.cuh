@@ -1,0 +1,97 @@
+// The pieces every extern stage shares: device buffer views, output conversion and
+// stores, and the host side of Halide's extern-call convention (bounds query, inputs
+// moved to the device, the caller's stream, errors reported through halide_error).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "HalideRuntime.h"
+
+namespace halconv::rk {
+
+// A 2D buffer on the device: element (x, y) counted from the buffer's mins.
+template <typename T>
+struct View {
+    T *data;
+    int width;
+    int height;
+    int64_t stride;  // elements between rows
+};
+
+template <typename Out>
+__device__ inline Out to_output(float v);
+template <>
+__device__ inline float to_output<float>(float v) {
+    return v;
+}
+template <>
+__device__ inline __half to_output<__half>(float v) {
+    return __float2half_rn(v);
+}
+
+// Two adjacent outputs as one aligned vector store.
+template <typename Out>
+__device__ inline void store_pair(Out *o, float v0, float v1);
+template <>
+__device__ inline void store_pair<float>(float *o, float v0, float v1) {
+    *reinterpret_cast<float2 *>(o) = make_float2(v0, v1);
+}
+template <>
+__device__ inline void store_pair<__half>(__half *o, float v0, float v1) {
+    *reinterpret_cast<__half2 *>(o) = __floats2half2_rn(v0, v1);
+}
+
+// ---- Host side of the Halide extern convention ----
+
+template <typename Out>
+halide_type_t output_type() {
+    return sizeof(Out) == 4 ? halide_type_t(halide_type_float, 32) : halide_type_t(halide_type_float, 16);
+}
+
+// The extern convention shared by the stages that read the output region plus the
+// kernel's halo (these and the cuFFT stage): answers a bounds query on `in` (true when
+// `out` is one, nothing else to do) ...
+bool answer_bounds_query(halide_buffer_t *in, const halide_buffer_t *kernel, const halide_buffer_t *out);
+// ... and for a real call checks that the buffers are dense along x and that `in`
+// covers the output region plus the halo, moves image and kernel to the device,
+// allocates the output there and fetches the stream; (x0, y0) is the output's first
+// sample in `in`. 0 or a halide_error_code.
+int place_on_device(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                    halide_buffer_t *out, int *x0, int *y0, cudaStream_t *stream);
+
+// Reports "name: what" through Halide's error handler; returns halide_error_code_generic_error.
+int fail(void *user_context, const char *name, const std::string &what);
+
+// The stream Halide's CUDA work runs on (halconv's hooks: the caller's stream in the
+// device's primary context); 0 or a halide_error_code.
+int current_stream(void *user_context, cudaStream_t *stream);
+
+// Reports a failed CUDA call through Halide's error handler; returns the error code.
+int report_cuda_error(void *user_context, const char *name, const char *what, cudaError_t e);
+
+// Ends an entry point: reports e if the launches failed, else marks out as written on
+// the device (the pipeline may not mark it itself). Returns the entry's result.
+int finish_extern_call(void *user_context, const char *name, const char *what, cudaError_t e, halide_buffer_t *out);
+
+// Number of SMs of the current device (cached).
+int device_sm_count();
+
+// Lets Kernel launch with up to the device's opt-in shared memory; set once per kernel.
+template <auto Kernel>
+cudaError_t allow_opt_in_shared_memory() {
+    static const cudaError_t result = [] {
+        int device = 0, bytes = 0;
+        cudaError_t e = cudaGetDevice(&device);
+        if (e == cudaSuccess) {
+            e = cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+        }
+        return e == cudaSuccess ? cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) : e;
+    }();
+    return result;
+}
+
+}  // namespace halconv::rk

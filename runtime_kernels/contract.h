@@ -1,0 +1,76 @@
+// The contract between the generators, which call the hand-written kernels as Halide
+// extern stages (generators/tensor_core_stage.h, generators/multichannel_gemm_generator.cpp),
+// the kernels themselves (runtime_kernels/) and the library that plans them (src/): the
+// entry points' names, the largest kernel the single-channel kernels take, and the channel
+// pitch the multichannel stages read. Plain C++ (no CUDA, no Halide), so every side
+// includes the same definitions.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace halconv::rk::contract {
+
+// Largest kernel edge, per axis, of the single-channel tensor-core kernels: they are
+// instantiated for 1 .. 8 fragments of 16 kernel rows and columns.
+inline constexpr int tensor_core_fragment = 16;
+inline constexpr int tensor_core_max_kernel_edge = 8 * tensor_core_fragment;
+
+// The single-channel tensor-core variants, named as the registry's algorithms
+// (variants.cmake) and the generator's `variant` parameter.
+inline constexpr std::array<std::string_view, 5> tensor_core_variants = {
+    "im2tensor", "im2tensor_fused", "im2tensor_atomic", "diagonal_unroll", "diagonal_unroll_m32n8k16"};
+
+// The multichannel GEMMs, named as the registry's algorithms and the generator's `gemm`
+// parameter.
+inline constexpr std::array<std::string_view, 2> multichannel_gemms = {"im2col", "implicit_gemm"};
+
+// Whether `name` is one of `names` (a variant or GEMM list above).
+template <size_t N>
+bool contains(const std::array<std::string_view, N> &names, std::string_view name) {
+    for (std::string_view n : names) {
+        if (n == name) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Entry point of a single-channel variant: halconv_tc_<variant>_<f16 | f16f32>
+// (single_channel/halconv_tc.h declares each one).
+inline std::string tensor_core_entry(std::string_view variant, bool f16_output) {
+    return "halconv_tc_" + std::string(variant) + (f16_output ? "_f16" : "_f16f32");
+}
+
+// Entry point of a multichannel GEMM: halconv_mc_<gemm>_<f32 | f16 | f16f32>
+// (multichannel/halconv_mc.h).
+inline std::string multichannel_entry(std::string_view gemm, std::string_view precision) {
+    return "halconv_mc_" + std::string(gemm) + "_" + std::string(precision);
+}
+
+// Entry point of the FFT stage: halconv_fft_<form>_<precision> (fft/halconv_fft.h).
+inline std::string fft_entry(std::string_view form, std::string_view precision) {
+    return "halconv_fft_" + std::string(form) + "_" + std::string(precision);
+}
+
+// Channels per pixel the multichannel stages read (the bounds query asks for channels
+// 0 .. pitch - 1, the producer fills those past C with zeros). Written for integers (the
+// kernels) and for Halide Exprs (the generators): pick(c, a, b) is c ? a : b.
+//   im2col: C rounded up to 4, so that pixels load 4 channels at a time (seed 002's dpitch).
+//   implicit_gemm: 2, 4, or C rounded up to 8, so that a pixel's channels are whole 4-,
+//   8- or 16-byte vectors (the dense and chunked staging of multichannel/implicit_gemm.cuh).
+template <typename Int>
+Int im2col_channel_pitch(const Int &channels) {
+    return (channels + 3) / 4 * 4;
+}
+template <typename Int, typename Pick>
+Int implicit_gemm_channel_pitch(const Int &channels, Pick pick) {
+    return pick(channels <= 2, Int(2), pick(channels <= 4, Int(4), (channels + 7) / 8 * 8));
+}
+inline int implicit_gemm_channel_pitch(int channels) {
+    return implicit_gemm_channel_pitch(channels, [](bool c, int a, int b) { return c ? a : b; });
+}
+
+}  // namespace halconv::rk::contract
