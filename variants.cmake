@@ -47,16 +47,19 @@ halconv_variant(autoscheduled cpu conv2d cpu_auto REQUIRES autoscheduled_scratch
 halconv_variant(autoscheduled cuda conv2d gpu_auto REQUIRES autoscheduled_scratch
     AUTOSCHEDULER Anderson2021 PARAMS autoscheduler.parallelism=132)
 
-# Tensor cores (seed 000, seed 003): float16 operands, kernels up to tensor_core_max_kernel.
-halconv_variant(im2tensor cuda tensor_core im2tensor REQUIRES tensor_core_kernel
+# Tensor cores (seed 000, seed 003): float16 operands, kernels up to tensor_core_max_kernel;
+# f32 (float32 samples split into float16 parts, runtime_kernels/common/split_f32.h) on
+# the variants runtime_kernels/contract.h lists in split_f32_variants (the generator
+# refuses another).
+halconv_variant(im2tensor cuda tensor_core im2tensor PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel
     DOC "tensor cores: P = K^T S into device memory, then the diagonal sums (two kernels)")
-halconv_variant(im2tensor_fused cuda tensor_core im2tensor_fused REQUIRES tensor_core_kernel
+halconv_variant(im2tensor_fused cuda tensor_core im2tensor_fused PRECISIONS f16 f16f32 f32 REQUIRES tensor_core_kernel
     DOC "tensor cores: P-blocks in shared memory, partial sums in a small buffer, recombined")
-halconv_variant(im2tensor_atomic cuda tensor_core im2tensor_atomic REQUIRES tensor_core_kernel
+halconv_variant(im2tensor_atomic cuda tensor_core im2tensor_atomic PRECISIONS f16 f16f32 f32 REQUIRES tensor_core_kernel
     DOC "tensor cores: as im2tensor_fused, the partial sums added atomically into the output")
-halconv_variant(diagonal_unroll cuda tensor_core diagonal_unroll REQUIRES tensor_core_kernel
+halconv_variant(diagonal_unroll cuda tensor_core diagonal_unroll PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel
     DOC "tensor cores: seed 003's diagonal kernel-image-loop unrolling, WMMA m16n16k16")
-halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core diagonal_unroll_m32n8k16 REQUIRES tensor_core_kernel
+halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core diagonal_unroll_m32n8k16 PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel
     DOC "tensor cores: diagonal unrolling with WMMA m32n8k16 (32 kernel columns x 8 image columns)")
 
 # FFT convolution (overlap-save): a row per transform size T (the schedule column);

@@ -13,8 +13,9 @@
 //     once instead of the pipeline on every call.
 //
 // The variant (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll in two
-// layouts: runtime_kernels/contract.h) and the precision (f16: f16 result; f16f32: f32
-// result; both accumulate in f32) pick the extern entry point,
+// layouts: runtime_kernels/contract.h) and the precision (f16: f16 samples and result;
+// f16f32: f16 samples, f32 result; both accumulate in f32; f32: f32 samples split into
+// f16 parts, f32 result, for the variants contract.h lists) pick the extern entry point,
 // halconv_tc_<variant>_<precision>. CUDA targets only.
 #include <string>
 
@@ -25,17 +26,26 @@
 
 namespace halconv::gen {
 
+// The buffers' types must be the precision's (the registry sets them from it).
+template <typename In, typename Out>
+void require_types(Precision precision, const In &input, const In &kernel, const Out &output) {
+    const PrecisionTypes types = types_of(precision);
+    require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
+            "tensor_core: buffer types do not match the precision");
+}
+
 class TensorCoreValid : public Halide::Generator<TensorCoreValid> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
     GeneratorParam<std::string> variant{"variant", "im2tensor_fused"};  // one of rk::contract::tensor_core_variants
 
-    Input<Buffer<Halide::float16_t, 2>> input{"input"};
-    Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 2>> kernel{"kernel"};
     Input<bool> flip{"flip"};
     Output<Buffer<void, 2>> output{"output"};
 
     void generate() {
+        require_types(precision, input, kernel, output);
         // ALGORITHM (the schedule is the extern stage's own)
         Var x{"x"}, y{"y"};
         output = tensor_core_stage(get_target(), variant.value(), precision, {input, kernel, flip}, x, y);
@@ -47,22 +57,23 @@ public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
     GeneratorParam<std::string> variant{"variant", "im2tensor_fused"};  // one of rk::contract::tensor_core_variants
 
-    Input<Buffer<Halide::float16_t, 2>> input{"input"};
-    Input<Buffer<Halide::float16_t, 2>> kernel{"kernel"};
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 2>> kernel{"kernel"};
     Input<int32_t> boundary{"boundary"};  // a halconv::Boundary value
     Input<double> fill{"fill"};           // value outside the image for Boundary::constant
     Input<int32_t> offset_x{"offset_x"};
     Input<int32_t> offset_y{"offset_y"};
     Input<bool> flip{"flip"};
     Output<Buffer<void, 2>> output{"output"};
-    Output<Buffer<Halide::float16_t, 2>> extended{"extended"};  // the image the extern stage reads
+    Output<Buffer<void, 2>> extended{"extended"};  // the image the extern stage reads
 
     void generate() {
+        require_types(precision, input, kernel, output);
         // ALGORITHM
         Var x{"x"}, y{"y"};
         output = tensor_core_stage(get_target(), variant.value(), precision, {Func(extended), kernel, flip}, x, y);
-        Func shifted = extended_for_extern(input, output, kernel, boundary, Halide::cast(Halide::Float(16), fill),
-                                           offset_x, offset_y, x, y);
+        Func shifted = extended_for_extern(input, output, kernel, boundary,
+                                           Halide::cast(types_of(precision).storage, fill), offset_x, offset_y, x, y);
         extended(x, y) = shifted(x, y);
 
         // SCHEDULE

@@ -17,13 +17,14 @@ inline Halide::Func tensor_core_stage(const Halide::Target &target, const std::s
                                       const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &x,
                                       const Halide::Var &y) {
     namespace contract = rk::contract;
-    require(precision == Precision::f16 || precision == Precision::f16f32,
-            "tensor_core: precision must be f16 or f16f32 (tensor cores take f16 operands)");
     require(target.has_feature(Halide::Target::CUDA), "tensor_core: the extern stages need a CUDA target");
     require(contract::contains(contract::tensor_core_variants, variant),
             "tensor_core: unknown variant '" + variant + "'");
+    require(contract::tensor_core_takes(variant, precision_name(precision)),
+            "tensor_core: variant '" + variant + "' has no " + precision_name(precision) +
+                " entry point (runtime_kernels/contract.h)");
     Halide::Func conv{"tensor_core_" + variant};
-    conv.define_extern(contract::tensor_core_entry(variant, precision == Precision::f16), args,
+    conv.define_extern(contract::tensor_core_entry(variant, precision_name(precision)), args,
                        types_of(precision).output, {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
     return conv;
 }

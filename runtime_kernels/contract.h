@@ -38,10 +38,21 @@ bool contains(const std::array<std::string_view, N> &names, std::string_view nam
     return false;
 }
 
-// Entry point of a single-channel variant: halconv_tc_<variant>_<f16 | f16f32>
+// The variants with float32 entry points (float32 samples split into float16 parts,
+// runtime_kernels/common/split_f32.h); every variant has f16 and f16f32 ones.
+inline constexpr std::array<std::string_view, 2> split_f32_variants = {"im2tensor_fused", "im2tensor_atomic"};
+
+// Whether variant `variant` has an entry point of precision `precision` (a halconv
+// precision name: f16, f16f32, f32).
+inline bool tensor_core_takes(std::string_view variant, std::string_view precision) {
+    return contains(tensor_core_variants, variant) && (precision == "f16" || precision == "f16f32" ||
+                                                       (precision == "f32" && contains(split_f32_variants, variant)));
+}
+
+// Entry point of a single-channel variant: halconv_tc_<variant>_<precision>
 // (single_channel/halconv_tc.h declares each one).
-inline std::string tensor_core_entry(std::string_view variant, bool f16_output) {
-    return "halconv_tc_" + std::string(variant) + (f16_output ? "_f16" : "_f16f32");
+inline std::string tensor_core_entry(std::string_view variant, std::string_view precision) {
+    return "halconv_tc_" + std::string(variant) + "_" + std::string(precision);
 }
 
 // Entry point of a multichannel GEMM: halconv_mc_<gemm>_<f32 | f16 | f16f32>

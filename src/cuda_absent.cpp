@@ -32,7 +32,7 @@ int current_cuda_device() {
     return -1;
 }
 
-size_t tensor_core_workspace_bytes(const char *, bool, int, int, int, int) {
+size_t tensor_core_workspace_bytes(const char *, const char *, int, int, int, int) {
     refuse();
 }
 

@@ -93,9 +93,9 @@ int current_cuda_device() {
     return cuda_available() && cudaGetDevice(&device) == cudaSuccess ? device : -1;
 }
 
-size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
+size_t tensor_core_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,
                                    int kernel_width, int kernel_height) {
-    return halconv_tc_workspace_bytes(variant, f16_output, out_width, out_height, kernel_width, kernel_height);
+    return halconv_tc_workspace_bytes(variant, precision, out_width, out_height, kernel_width, kernel_height);
 }
 
 std::shared_ptr<rk::PreparedFft> prepare_fft(Precision precision, Extent2d output, Extent2d kernel) {

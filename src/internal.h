@@ -49,8 +49,8 @@ void synchronize_stream(Stream stream);
 // The current CUDA device, or -1 without one.
 int current_cuda_device();
 // Device bytes of scratch a tensor-core extern stage takes (halconv_tc_workspace_bytes);
-// SIZE_MAX for an unknown variant.
-size_t tensor_core_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height,
+// SIZE_MAX for an unknown variant or a precision it lacks.
+size_t tensor_core_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,
                                    int kernel_width, int kernel_height);
 // The FFT stage's cuFFT plans and kernel spectrum (runtime_kernels/fft/halconv_fft.h), which
 // a plan prepares once: plans for this output and kernel (Error(unsupported) when the

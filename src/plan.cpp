@@ -163,10 +163,9 @@ Choice choose_requested(const Options &o, Request &r) {
         const bool tensor_cores = !anywhere.empty() && anywhere.front()->tensor_cores;
         throw Error(ErrorCode::unsupported,
                     std::string("algorithm ") + name +
-                        (tensor_cores ? " runs on tensor cores, which take float16 operands: precision must be "
-                                      : " supports precision ") +
+                        (tensor_cores ? " runs on tensor cores: precision must be " : " supports precision ") +
                         allowed + ", not " + to_string(o.precision) +
-                        (tensor_cores ? " (convert the image and kernel to float16, or use " : " (or use ") +
+                        (tensor_cores ? " (convert the image and kernel to one of those, or use " : " (or use ") +
                         algorithms_with(o.precision) + ")");
     }
     const bool on_cpu = !internal::rows_of(Api::correlate2d, value, Device::cpu).empty();
@@ -240,8 +239,8 @@ void finish(PlanState &s) {
     if (row.signature == internal::Signature::kernel2d_extended) {
         if (row.tensor_cores) {
             s.extern_bytes =
-                internal::tensor_core_workspace_bytes(row.schedule, s.options.precision == Precision::f16,
-                                                      s.output.width, s.output.height, s.kernel.width, s.kernel.height);
+                internal::tensor_core_workspace_bytes(row.schedule, to_string(s.options.precision), s.output.width,
+                                                      s.output.height, s.kernel.width, s.kernel.height);
         } else if (std::string_view(row.generator) == "cufft") {
             s.fft = internal::prepare_fft(s.options.precision, s.output, s.kernel);
             const internal::FftFootprint f = internal::fft_footprint(*s.fft);

@@ -29,9 +29,15 @@
 // window for direct sums, per tile for fft), not the precision's arithmetic. Per route:
 //   - direct sums (naive, shared_tiled, autoscheduled): each sum rounded in the
 //     precision's arithmetic, |error| <= (n + 4) u sum |k||x| for n taps (Higham 3.5);
-//   - tensor cores (f16, f16f32 only): float16 operands, float32 accumulation; the
+//   - tensor cores, f16 and f16f32: float16 operands, float32 accumulation; the
 //     result rounded to the output type. Within the same bound with u = 2^-24 for the
 //     sums (tighter than f16's own arithmetic), plus one rounding of the output;
+//   - tensor cores, f32 (im2tensor_fused, im2tensor_atomic): image and kernel scaled by
+//     powers of two and split into float16 parts, the products of each weight summed
+//     apart (runtime_kernels/common/split_f32.h). Each output within
+//     (2^-19 + (b + 20) 2^-23) sum |k||x| + 2^-26 max|x| sum|k|, b = ceil(kw / 16)
+//     ceil(kh / 16); on the seed's photo within 2x of the f32 direct sums' median
+//     relative error at every K (tested);
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|.
@@ -59,11 +65,13 @@
 // (ErrorCode::unsupported) and Auto does not consider it.
 //
 // Tensor-core algorithms (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll)
-// run on a CUDA device only, with float16 image and kernel (precision f16 or f16f32;
-// f32 and f64 are refused: convert the data to float16 to use them) and kernels up to
-// tensor_core_max_kernel per axis. They accumulate in float32 whatever the precision;
-// f16 then means a float16 result. Every mode and boundary is supported (same and full
-// build the extended image on the GPU first, an image-sized temporary).
+// run on a CUDA device only, with float16 image and kernel (precision f16 or f16f32),
+// or float32 ones on im2tensor_fused and im2tensor_atomic (f32, split for the float16
+// tensor cores: two to three times the tensor work and the staging), and kernels up to
+// tensor_core_max_kernel per axis; other precisions are refused (ErrorCode::unsupported).
+// They accumulate in float32 whatever the precision; f16 then means a float16 result.
+// Every mode and boundary is supported (same and full build the extended image on the
+// GPU first, an image-sized temporary).
 //
 // Element types per precision (halconv::Precision):
 //   f64: float64 image, kernel and output       f32: float32 everywhere
@@ -367,7 +375,7 @@ struct AlgorithmInfo {
     std::vector<Device> devices;        // where this build has variants (cpu, cuda); empty for a
                                         // CUDA algorithm in a build without CUDA
     std::vector<Precision> precisions;  // on any of them
-    bool tensor_cores = false;          // runs on tensor cores (float16 operands)
+    bool tensor_cores = false;          // runs on tensor cores (float16 operands; f32 split into them)
     bool needs_rank1_kernel = false;    // every variant needs a rank-1 kernel (or the separable entry)
     std::vector<std::string> variants;  // its registry rows, <generator>_<schedule>
 };

@@ -34,6 +34,7 @@
 #include <cstdint>
 
 #if defined(__CUDACC__)
+#include <cuda_fp16.h>
 #define HALCONV_SPLIT_HD __host__ __device__
 #else
 #define HALCONV_SPLIT_HD
@@ -82,9 +83,12 @@ HALCONV_SPLIT_HD inline int scale_exponent(float max_abs) {
 
 // Rounds a float to the nearest float16 value (ties to even), returned as a float:
 // subnormal f16 results keep their reduced precision, beyond 65504 the result is
-// infinite. The same rounding as __float2half_rn, written in float arithmetic so the
-// host model and the device share it.
+// infinite. On the device the conversion instruction; on the host the same rounding in
+// float arithmetic (tests/test_split_f32.cpp checks it against halconv's conversion).
 HALCONV_SPLIT_HD inline float round_to_f16(float v) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__float2half_rn(v));
+#else
     const float a = std::fabs(v);
     if (!(a < 65520.0f)) {  // 65520 = halfway between 65504 and 2^16: rounds to infinity
         return a == a ? std::copysign(INFINITY, v) : v;
@@ -96,6 +100,7 @@ HALCONV_SPLIT_HD inline float round_to_f16(float v) {
     const float ulp = std::ldexp(1.0f, ulp_exp);
     // a / ulp < 2^11 is exact in float; rint rounds half to even in the default mode.
     return std::copysign(std::rint(a / ulp) * ulp, v);
+#endif
 }
 
 // The nearest multiple of fixed_quantum (ties to even), exactly an f16 value for |v| < 2^15.

@@ -3,8 +3,9 @@
 // region plus the kernel's halo) and return 0; otherwise they move the inputs to the
 // device, compute the valid cross-correlation of `in` by `kernel` (flipped in both axes
 // when `flip`: convolution) into `out` on Halide's current CUDA stream, and return 0 or
-// a halide_error_code. The image and kernel are float16; *_f16f32 writes float32,
-// *_f16 float16; every variant accumulates in float32. Kernels from 1x1 to 128x128.
+// a halide_error_code. The image and kernel are float16 for *_f16f32 (writes float32) and
+// *_f16 (writes float16), every variant accumulating in float32; float32 for *_f32, split
+// into float16 parts for float32 accuracy (common/split_f32.h). Kernels from 1x1 to 128x128.
 // Generators call them through define_extern (generators/tensor_core_stage.h), by the
 // names contract.h builds: halconv_tc_<variant>_<precision>.
 #pragma once
@@ -23,9 +24,11 @@ int halconv_tc_im2tensor_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool 
 // im2tensor fused (Algorithm 2): P-blocks in shared memory, partial sums in C, recombination.
 int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_im2tensor_fused_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+int halconv_tc_im2tensor_fused_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 // im2tensor fused + atomic: partial sums added atomically into the output.
 int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_im2tensor_atomic_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
+int halconv_tc_im2tensor_atomic_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 // Diagonal kernel-image-loop unrolling (seed 003 §IV.C), WMMA 16x16x16 and 32x8x16 layouts.
 int halconv_tc_diagonal_unroll_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_diagonal_unroll_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
@@ -34,13 +37,14 @@ int halconv_tc_diagonal_unroll_m32n8k16_f16f32(halide_buffer_t *in, halide_buffe
 int halconv_tc_diagonal_unroll_m32n8k16_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
                                             halide_buffer_t *out);
 
-// Device bytes of scratch one call of halconv_tc_<variant>_<f16 or f16f32> takes for an
+// Device bytes of scratch one call of halconv_tc_<variant>_<precision> takes for an
 // out_width x out_height output and a kernel_width x kernel_height kernel on the current
 // device: the workspace a caller installs so that the call allocates nothing
 // (common/workspace.h). variant is one of contract::tensor_core_variants ("im2tensor_fused",
-// "diagonal_unroll", ...); an unknown variant gives SIZE_MAX.
-size_t halconv_tc_workspace_bytes(const char *variant, bool f16_output, int out_width, int out_height, int kernel_width,
-                                  int kernel_height);
+// "diagonal_unroll", ...), precision "f16", "f16f32" or "f32"; a pair without an entry
+// point (contract::tensor_core_takes) gives SIZE_MAX.
+size_t halconv_tc_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,
+                                  int kernel_width, int kernel_height);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "HalideRuntime.h"
@@ -208,9 +209,11 @@ __device__ inline void skewed_fragments_exact(float (&acc)[2][4], const __half *
 
 // What every entry point computes: the valid correlation of img (the output region
 // plus the kernel's halo, from its first sample) by ker, flipped when flip, into out.
-struct Problem {
-    View<const __half> img;
-    View<const __half> ker;
+// Sample: __half for the f16 entries, float for the f32 ones (split on the way in).
+template <typename Sample>
+struct ProblemOf {
+    View<const Sample> img;
+    View<const Sample> ker;
     bool flip;
     void *out;
     int out_width, out_height;
@@ -228,24 +231,30 @@ struct Problem {
         }
     }
 };
+using Problem = ProblemOf<__half>;
 
-struct ExternCall {
+template <typename Sample>
+struct ExternCallOf {
     cudaStream_t stream = nullptr;
-    Problem problem{};
+    ProblemOf<Sample> problem{};
 };
+using ExternCall = ExternCallOf<__half>;
 
 // Bounds query: valid correlation reads the output region plus the kernel's halo; the
 // kernel is read whole. Real call: inputs moved to the device, types and strides
-// checked, the stream fetched from Halide's (overridden) hook. Returns -1 when this was
-// a bounds query (nothing else to do), 0 to go on, or a halide_error_code.
+// checked (image and kernel of the call's Sample type), the stream fetched from Halide's
+// (overridden) hook. Returns -1 when this was a bounds query (nothing else to do), 0 to
+// go on, or a halide_error_code.
+template <typename Sample>
 int prepare_extern_call(void *user_context, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
-                        halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCall *call);
+                        halide_buffer_t *out, halide_type_t out_type, const char *name, ExternCallOf<Sample> *call);
 
 // Scratch bytes of one call of each stage with scratch (workspace.h), per the problem's
 // output and kernel extents on the current device: im2tensor's P, fused's partial sums.
 size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width);
+// precision: a tensor-core entry's ("f16", "f16f32", "f32"); SIZE_MAX for another.
 size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
-                                       bool f16_output, bool atomic);
+                                       std::string_view precision, bool atomic);
 
 // Column chunks per block strip so that strips x row_blocks blocks make about four
 // blocks per SM (fewer strips mean fewer boundary partial sums).

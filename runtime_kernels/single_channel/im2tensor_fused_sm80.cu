@@ -16,10 +16,15 @@
 //     boundary (the row-reuse rule of eq. 18-19 with one block row: blocks two strips
 //     apart never share a diagonal), and a recombination kernel adds the two;
 //   - atomic: each side adds them into the (zeroed) output atomically; no extra memory.
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
 #include "common/mma_sync.cuh"
 #include "common/workspace.h"
 #include "single_channel/halconv_tc.h"
 #include "single_channel/im2tensor_common.cuh"
+#include "single_channel/split_staging.cuh"
 
 namespace halconv::rk::tc {
 namespace {
@@ -27,8 +32,9 @@ namespace {
 constexpr int rows_per_warp = 4;                             // output rows w, w+8, w+16, w+24
 constexpr int block_rows = warps_per_block * rows_per_warp;  // 32 output rows per block
 
-struct FusedParams {
-    Problem io;
+template <typename Sample>
+struct FusedParamsOf {
+    ProblemOf<Sample> io;
     int na;            // kernel column fragments: ceil(kw / 16)
     int ldk;           // padded kernel row pitch (halfs)
     int pitch;         // staged window row pitch (halfs)
@@ -37,19 +43,23 @@ struct FusedParams {
     int strip_chunks;  // tiles per block strip
     float *partials;   // C (fused): [row][boundary][2][16]; null for atomic
     int boundaries;    // strips - 1
+    // float32 entries only: the call's scales (device memory) and how values split.
+    const SplitScales *scales;
+    split_f32::Scheme scheme;
 };
+using FusedParams = FusedParamsOf<__half>;
 
 // A boundary chunk's partial sum (atomic: added into the output; kept out of line, where
 // inlined it costs the main loop registers and spills).
-template <typename Out>
-__device__ __noinline__ void add_partial(const Problem &io, int j, int k, float v) {
+template <typename Out, typename Sample>
+__device__ __noinline__ void add_partial(const ProblemOf<Sample> &io, int j, int k, float v) {
     if (j < io.out_width && k < io.out_height) {
-        atomicAdd(io.at<Out>(j, k), to_output<Out>(v));
+        atomicAdd(io.template at<Out>(j, k), to_output<Out>(v));
     }
 }
 
-template <typename Out, bool Atomic>
-__device__ void emit_partial(const FusedParams &p, int k, int boundary, int side, int chunk, int d, float v) {
+template <typename Out, bool Atomic, typename Sample>
+__device__ void emit_partial(const FusedParamsOf<Sample> &p, int k, int boundary, int side, int chunk, int d, float v) {
     if constexpr (Atomic) {
         add_partial<Out>(p.io, chunk * frag + d, k, v);
     } else if (k < p.io.out_height) {
@@ -351,10 +361,238 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
     }
 }
 
+// ---- float32 samples, split (split_staging.cuh, common/split_f32.h) ----
+
+// d += A B, or with Outside: A B summed into a zero accumulator, then added to d with
+// round to nearest (the tensor core truncates a sum aligned to its largest term, so the
+// hi x hi blocks must not chain in C: bench/results/h100/split_f32/RUN.md).
+template <bool Outside>
+__device__ inline void mma_into(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    if constexpr (Outside) {
+        float t[4] = {0.f, 0.f, 0.f, 0.f};
+        mma_m16n8k16(t, a, b0, b1);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            d[i] += t[i];
+        }
+    } else {
+        mma_m16n8k16(d, a, b0, b1);
+    }
+}
+
+// One kernel-column fragment's product of one kernel part (A fragments from a_col) with
+// one image part (B from b_col) into the four rows' tiles, as product_with does for f16.
+template <int NB, bool Outside>
+__device__ inline void part_product(float (&acc)[rows_per_warp][2][4], uint32_t a_col, uint32_t b_col, int ldk,
+                                    int pitch) {
+    if constexpr (NB <= 4) {
+        uint32_t fa[NB][4];
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            ldmatrix_x4_trans(fa[b], a_col + 2u * uint32_t(b * frag * ldk));
+        }
+#pragma unroll
+        for (int t = 0; t < 2 * NB + 2; t++) {
+            uint32_t fb[4];
+            ldmatrix_x4_trans(fb, b_col + 2u * uint32_t(8 * t * pitch));
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                const int r = t - 2 * b;
+                if (r >= 0 && r < rows_per_warp) {
+                    mma_into<Outside>(acc[r][0], fa[b], fb[0], fb[1]);
+                    mma_into<Outside>(acc[r][1], fa[b], fb[2], fb[3]);
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            uint32_t fa[4];
+            ldmatrix_x4_trans(fa, a_col + 2u * uint32_t(b * frag * ldk));
+#pragma unroll
+            for (int r = 0; r < rows_per_warp; r++) {
+                uint32_t fb[4];
+                ldmatrix_x4_trans(fb, b_col + 2u * uint32_t(8 * (r + 2 * b) * pitch));
+                mma_into<Outside>(acc[r][0], fa, fb[0], fb[1]);
+                mma_into<Outside>(acc[r][1], fa, fb[2], fb[3]);
+            }
+        }
+    }
+}
+
+template <int NB>
+__device__ inline void scale_tiles(float (&acc)[rows_per_warp][2][4], float w) {
+#pragma unroll
+    for (int r = 0; r < rows_per_warp; r++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                acc[r][h][i] *= w;
+            }
+        }
+    }
+}
+
+// Where this lane's ldmatrix rows of kernel part `kp` and image part `ip` start.
+struct SplitOperands {
+    uint32_t a_lane, b_lane;     // part 0
+    uint32_t kernel_part_bytes;  // between kernel parts
+    uint32_t window_part_bytes;  // between image parts
+    int ldk, pitch, slots, na;
+
+    // The skewed tile from the split parts, weight by weight, smallest first:
+    //   fixed_six: (mid·mid + hi·lo + lo·hi) · 2^-b chained in C, then
+    //   both: (+ hi·mid + mid·hi) · 2^-b chained in C, then + hi·hi, block by block
+    //   outside the tensor core.
+    // (Kernel parts are A, image parts B: "hi·lo" is kernel hi times image lo.)
+    template <int NB>
+    __device__ void tile(float (&acc)[rows_per_warp][2][4], int slot0, split_f32::Scheme scheme) const {
+#pragma unroll
+        for (int r = 0; r < rows_per_warp; r++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    acc[r][h][i] = 0.f;
+                }
+            }
+        }
+        const float w = split_f32::part_weight(scheme);
+        if (scheme == split_f32::Scheme::fixed_six) {
+            chain<NB, false>(acc, 1, 1, slot0);
+            chain<NB, false>(acc, 0, 2, slot0);
+            chain<NB, false>(acc, 2, 0, slot0);
+            scale_tiles<NB>(acc, w);
+        }
+        chain<NB, false>(acc, 0, 1, slot0);
+        chain<NB, false>(acc, 1, 0, slot0);
+        scale_tiles<NB>(acc, w);
+        chain<NB, true>(acc, 0, 0, slot0);
+    }
+
+    // Every kernel-column fragment of kernel part kp times image part ip.
+    template <int NB, bool Outside>
+    __device__ void chain(float (&acc)[rows_per_warp][2][4], int kp, int ip, int slot0) const {
+        int slot = slot0;
+        for (int a = 0; a < na; a++) {
+            part_product<NB, Outside>(acc, a_lane + kp * kernel_part_bytes + 2u * uint32_t(a * frag),
+                                      b_lane + ip * window_part_bytes + 2u * uint32_t(slot * frag), ldk, pitch);
+            slot = slot + 1 == slots ? 0 : slot + 1;
+        }
+    }
+};
+
+// im2tensor_fused_kernel for float32 image and kernel: the same strips, ring and diagonal
+// epilogue; the samples split into f16 parts where they are staged, each tile summed from
+// the parts (SplitOperands::tile), the sums scaled back when stored.
+template <int NB, bool Atomic>
+__global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_split_kernel(FusedParamsOf<float> p) {
+    constexpr int rows = block_rows + NB * frag;  // staged image rows
+    constexpr int CH = chunks_per_step(NB);
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int parts = parts_of(p.scheme);
+    const int kernel_part = NB * frag * p.ldk, window_part = rows * p.pitch;
+    __half *ks = reinterpret_cast<__half *>(smem);
+    __half *win = ks + parts * kernel_part;
+    float *buffer = reinterpret_cast<float *>(win + parts * window_part) + warp * reduce_floats;
+    const SplitScales sc = *p.scales;
+
+    const int k0 = blockIdx.y * block_rows;
+    const int J0 = blockIdx.x * p.strip_chunks;
+    const int J1 = min(J0 + p.strip_chunks, p.jtot);
+    stage_kernel_parts(ks, kernel_part, p.ldk, NB * frag, p.io.ker, p.io.flip, sc, p.scheme);
+
+    const SplitChunkRows<rows> source(p.io.img, k0);
+    SplitChunkStager<rows> stager[CH];
+    uint32_t bad = 0;  // bit i: chunk J + i holds an Inf or NaN
+    int fill_slot = J0 % p.slots;
+    for (int i = 0; i < p.na + CH - 1; i++) {
+        stager[0].load(source, J0 + i);
+        const bool b = stager[0].store(win, window_part, p.pitch, fill_slot, sc, p.scheme);
+        bad |= uint32_t(__syncthreads_or(b)) << i;
+        fill_slot = fill_slot + 1 == p.slots ? 0 : fill_slot + 1;
+    }
+
+    const SplitOperands ops{
+        shared_address(ks + ((lane >> 4) * 8 + (lane & 7)) * p.ldk + ((lane >> 3) & 1) * 8),
+        shared_address(win + (warp + ((lane >> 3) & 1) * 8 + (lane & 7)) * p.pitch + (lane >> 4) * 8),
+        2u * uint32_t(kernel_part),
+        2u * uint32_t(window_part),
+        p.ldk,
+        p.pitch,
+        p.slots,
+        p.na};
+    const DiagonalLane diag(lane);
+    float carry[rows_per_warp][4] = {};
+    const int d = lane & 15;
+    auto row_of = [&](int pr) { return k0 + warp + 8 * (2 * pr + (lane >> 4)); };
+
+    int slot0 = J0 % p.slots;
+    for (int J = J0; J < J1; J += CH) {
+        const bool more = J + CH < J1;
+        if (more) {
+#pragma unroll
+            for (int c = 0; c < CH; c++) {
+                stager[c].load(source, J + CH + p.na - 1 + c);
+            }
+        }
+        for (int c = 0; c < CH && J + c < J1; c++) {
+            const int tile = J + c;
+            const bool exact = sc.kernel_nonfinite != 0 || ((bad >> c) & ((1u << p.na) - 1)) != 0;
+            float acc[rows_per_warp][2][4];
+            if (!exact) {
+                ops.tile<NB>(acc, slot0, p.scheme);
+            } else {
+#pragma unroll
+                for (int r = 0; r < rows_per_warp; r++) {
+                    skewed_fragments_exact_split(acc[r], p.io, sc, tile, p.na, k0 + warp + 8 * r);
+                }
+            }
+            slot0 = slot0 + 1 == p.slots ? 0 : slot0 + 1;
+#pragma unroll
+            for (int pr = 0; pr < rows_per_warp / 2; pr++) {
+                float total0[4], total1[4];
+                diag.split(acc[2 * pr], carry[2 * pr], total0);
+                diag.split(acc[2 * pr + 1], carry[2 * pr + 1], total1);
+                const float sum = scalbnf(diag.gather(buffer, total0, total1, lane), sc.unscale_exponent);
+                const int k = row_of(pr);
+                if (tile > J0) {
+                    p.io.store<float>((tile - 1) * frag + d, k, sum);
+                } else if (J0 > 0) {
+                    emit_partial<float, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, sum);
+                }
+            }
+        }
+        if (more) {
+            bool b = false;
+#pragma unroll
+            for (int c = 0; c < CH; c++) {
+                b |= stager[c].store(win, window_part, p.pitch, fill_slot, sc, p.scheme);
+                fill_slot = fill_slot + 1 == p.slots ? 0 : fill_slot + 1;
+            }
+            const uint32_t any = __syncthreads_or(b) ? (1u << CH) - 1 : 0u;
+            bad = (bad >> CH) | (any << (p.na - 1));
+        }
+    }
+    if (J1 < p.jtot) {
+        const float none[2][4] = {};
+#pragma unroll
+        for (int pr = 0; pr < rows_per_warp / 2; pr++) {
+            float total0[4], total1[4];
+            diag.split(none, carry[2 * pr], total0);
+            diag.split(none, carry[2 * pr + 1], total1);
+            const float sum = scalbnf(diag.gather(buffer, total0, total1, lane), sc.unscale_exponent);
+            emit_partial<float, Atomic>(p, row_of(pr), blockIdx.x, 0, J1 - 1, d, sum);
+        }
+    }
+}
+
 // Outputs of the boundary chunks: C's two partial rows added (fused) or zeroed before
 // both sides add into them (atomic). One thread per (row, boundary, diagonal).
-template <typename Out, bool Zero>
-__global__ void boundary_chunks_kernel(FusedParams p) {
+template <typename Out, bool Zero, typename Sample>
+__global__ void boundary_chunks_kernel(FusedParamsOf<Sample> p) {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const int d = int(i & 15);
     const int64_t edge = i >> 4;  // row * boundaries + boundary
@@ -363,35 +601,55 @@ __global__ void boundary_chunks_kernel(FusedParams p) {
     }
     const int k = int(edge / p.boundaries), b = int(edge % p.boundaries);
     const int j = ((b + 1) * p.strip_chunks - 1) * frag + d;
-    p.io.store<Out>(j, k, Zero ? 0.f : p.partials[edge * 32 + d] + p.partials[edge * 32 + frag + d]);
+    p.io.template store<Out>(j, k, Zero ? 0.f : p.partials[edge * 32 + d] + p.partials[edge * 32 + frag + d]);
 }
 
-// Launch geometry of one call: FusedParams without the problem's pointers, the dynamic
-// shared memory, the kernel instantiation and the grid.
+// Launch geometry of one call: the parameters without the problem's pointers, the
+// dynamic shared memory, the kernel instantiation and the grid.
+template <typename Sample>
 struct FusedLaunch {
-    FusedParams p{};
+    FusedParamsOf<Sample> p{};
     size_t smem = 0;
-    void (*fused)(FusedParams) = nullptr;  // the instantiation for this kernel height
+    void (*fused)(FusedParamsOf<Sample>) = nullptr;  // the instantiation for this kernel height
     int strips = 0, row_blocks = 0;
 };
 
-template <typename Out, bool Atomic>
-cudaError_t configure(FusedLaunch &l) {
-    FusedParams &p = l.p;
+// f16 samples are staged as they are; float32 ones as their split parts (2 or 3 copies
+// of the kernel and of the window).
+template <typename Sample>
+int staged_parts(const FusedParamsOf<Sample> &p) {
+    if constexpr (std::is_same_v<Sample, float>) {
+        return parts_of(p.scheme);
+    } else {
+        return 1;
+    }
+}
+
+template <typename Sample, typename Out, bool Atomic>
+cudaError_t configure(FusedLaunch<Sample> &l) {
+    FusedParamsOf<Sample> &p = l.p;
     p.na = (p.io.ker.width + frag - 1) / frag;
     const int nb = (p.io.ker.height + frag - 1) / frag;
+    p.scheme = split_f32::scheme_for(p.io.ker.width, p.io.ker.height);
     p.ldk = ldmatrix_pitch(p.na * frag);
     p.slots = p.na + 2 * chunks_per_step(nb) - 1;
     p.pitch = ldmatrix_pitch(p.slots * frag);
     p.jtot = (p.io.out_width + frag - 1) / frag + 1;
     l.row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
     const int rows = block_rows + nb * frag;
-    l.smem = size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
+    l.smem = size_t(staged_parts(p)) * size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
              size_t(warps_per_block * reduce_floats) * sizeof(float);
     const cudaError_t e = with_row_fragments(nb, [&](auto NB) {
-        constexpr auto kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
+        void (*kernel)(FusedParamsOf<Sample>) = nullptr;
+        cudaError_t f = cudaSuccess;
+        if constexpr (std::is_same_v<Sample, float>) {
+            kernel = im2tensor_fused_split_kernel<NB.value, Atomic>;
+            f = allow_opt_in_shared_memory<im2tensor_fused_split_kernel<NB.value, Atomic>>();
+        } else {
+            kernel = im2tensor_fused_kernel<NB.value, Out, Atomic>;
+            f = allow_opt_in_shared_memory<im2tensor_fused_kernel<NB.value, Out, Atomic>>();
+        }
         l.fused = kernel;
-        cudaError_t f = allow_opt_in_shared_memory<kernel>();
         int resident = 0;
         if (f == cudaSuccess) {
             f = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads_per_block, l.smem);
@@ -405,32 +663,46 @@ cudaError_t configure(FusedLaunch &l) {
 }
 
 // Bytes of the partial sums at strip boundaries (fused only: atomic adds them in place).
-template <bool Atomic>
-size_t partials_bytes(const FusedParams &p) {
+template <bool Atomic, typename Sample>
+size_t partials_bytes(const FusedParamsOf<Sample> &p) {
     return !Atomic && p.boundaries > 0 ? size_t(p.io.out_height) * p.boundaries * 32 * sizeof(float) : 0;
 }
 
-template <typename Out, bool Atomic>
+// Bytes of the scales (float32 samples only).
+template <typename Sample>
+constexpr size_t scales_bytes() {
+    return std::is_same_v<Sample, float> ? sizeof(SplitScales) : 0;
+}
+
+template <typename Sample, typename Out, bool Atomic>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
-    ExternCall call;
+    ExternCallOf<Sample> call;
     const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {
         return status < 0 ? 0 : status;
     }
-    FusedLaunch l;
+    FusedLaunch<Sample> l;
     l.p.io = call.problem;
-    cudaError_t e = configure<Out, Atomic>(l);
+    cudaError_t e = configure<Sample, Out, Atomic>(l);
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "configuring the kernel", e);
     }
-    FusedParams &p = l.p;
+    FusedParamsOf<Sample> &p = l.p;
     const unsigned edge_blocks = unsigned((int64_t(p.io.out_height) * p.boundaries * frag + 255) / 256);
     rk::Scratch scratch(call.stream);
     e = scratch.take(partials_bytes<Atomic>(p), &p.partials);
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "allocating the partial-sum buffer", e);
     }
-    if (Atomic && p.boundaries > 0) {
+    if constexpr (std::is_same_v<Sample, float>) {
+        SplitScales *scales = nullptr;
+        e = scratch.take(scales_bytes<Sample>(), &scales);
+        if (e == cudaSuccess) {
+            e = compute_split_scales(p.io, scales, call.stream);
+        }
+        p.scales = scales;
+    }
+    if (e == cudaSuccess && Atomic && p.boundaries > 0) {
         boundary_chunks_kernel<Out, true><<<edge_blocks, 256, 0, call.stream>>>(p);
         e = cudaGetLastError();
     }
@@ -447,29 +719,39 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     return finish_extern_call(uc, name, "launching the kernels", e, out);
 }
 
-template <typename Out, bool Atomic>
+template <typename Sample, typename Out, bool Atomic>
 size_t workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height) {
-    FusedLaunch l;
+    FusedLaunch<Sample> l;
     l.p.io.out_width = out_width;
     l.p.io.out_height = out_height;
     l.p.io.ker.width = kernel_width;
     l.p.io.ker.height = kernel_height;
-    if (configure<Out, Atomic>(l) != cudaSuccess) {
+    if (configure<Sample, Out, Atomic>(l) != cudaSuccess) {
         return 0;
     }
-    return rk::scratch_bytes({partials_bytes<Atomic>(l.p)});
+    return rk::scratch_bytes({partials_bytes<Atomic>(l.p), scales_bytes<Sample>()});
+}
+
+template <typename Sample, typename Out>
+size_t workspace_bytes(bool atomic, int out_width, int out_height, int kernel_width, int kernel_height) {
+    return atomic ? workspace_bytes<Sample, Out, true>(out_width, out_height, kernel_width, kernel_height)
+                  : workspace_bytes<Sample, Out, false>(out_width, out_height, kernel_width, kernel_height);
 }
 
 }  // namespace
 
 size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
-                                       bool f16_output, bool atomic) {
-    if (atomic) {
-        return f16_output ? workspace_bytes<__half, true>(out_width, out_height, kernel_width, kernel_height)
-                          : workspace_bytes<float, true>(out_width, out_height, kernel_width, kernel_height);
+                                       std::string_view precision, bool atomic) {
+    if (precision == "f16") {
+        return workspace_bytes<__half, __half>(atomic, out_width, out_height, kernel_width, kernel_height);
     }
-    return f16_output ? workspace_bytes<__half, false>(out_width, out_height, kernel_width, kernel_height)
-                      : workspace_bytes<float, false>(out_width, out_height, kernel_width, kernel_height);
+    if (precision == "f16f32") {
+        return workspace_bytes<__half, float>(atomic, out_width, out_height, kernel_width, kernel_height);
+    }
+    if (precision == "f32") {
+        return workspace_bytes<float, float>(atomic, out_width, out_height, kernel_width, kernel_height);
+    }
+    return SIZE_MAX;
 }
 
 }  // namespace halconv::rk::tc
@@ -477,16 +759,22 @@ size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel
 extern "C" {
 
 int halconv_tc_im2tensor_fused_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::rk::tc::run<float, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
+    return halconv::rk::tc::run<__half, float, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
 }
 int halconv_tc_im2tensor_fused_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::rk::tc::run<__half, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
+    return halconv::rk::tc::run<__half, __half, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
+}
+int halconv_tc_im2tensor_fused_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
+    return halconv::rk::tc::run<float, float, false>(nullptr, in, kernel, flip, out, "im2tensor_fused");
 }
 int halconv_tc_im2tensor_atomic_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::rk::tc::run<float, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
+    return halconv::rk::tc::run<__half, float, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
 }
 int halconv_tc_im2tensor_atomic_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
-    return halconv::rk::tc::run<__half, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
+    return halconv::rk::tc::run<__half, __half, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
+}
+int halconv_tc_im2tensor_atomic_f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out) {
+    return halconv::rk::tc::run<float, float, true>(nullptr, in, kernel, flip, out, "im2tensor_atomic");
 }
 
 }  // extern "C"
