@@ -64,23 +64,27 @@ __device__ inline void stage_kernel(__half *ks, int ldk, int rows, const View<co
 // (image columns 16q .. 16q+15) in slot q % slots; win[row * pitch + slot * 16 + c].
 // Samples outside the image are staged as zeros, so no thread reads out of bounds.
 // Each thread moves the same column pair (c, c + 1) of rows r, r + 32, ... of every
-// chunk; ChunkRows holds where those rows start, computed once per block.
-template <int Rows>
+// chunk; ChunkRows holds where those rows start, computed once per block. Element: the
+// samples as loaded (uint16_t: f16 bits; float for the f32 split).
+template <int Rows, typename Element = uint16_t>
 struct ChunkRows {
     static constexpr int pairs_per_thread = (Rows * 8 + threads_per_block - 1) / threads_per_block;
-    const uint16_t *row[pairs_per_thread];  // this thread's column pair of chunk 0; null outside the image
+    const Element *row[pairs_per_thread];  // this thread's column pair of chunk 0; null outside the image
     int width;
-    bool aligned;  // every pair starts 4 bytes aligned: one 32-bit load per pair
+    bool aligned;  // every pair starts aligned to two elements: one vector load per pair
 
-    __device__ ChunkRows(const View<const __half> &img, int row0) : width(img.width) {
-        const uint16_t *src = reinterpret_cast<const uint16_t *>(img.data);
-        aligned = (reinterpret_cast<uintptr_t>(src) & 3u) == 0 && img.stride % 2 == 0;
+    template <typename Sample>
+    __device__ ChunkRows(const View<const Sample> &img, int row0) : width(img.width) {
+        static_assert(sizeof(Sample) == sizeof(Element));
+        const Element *src = reinterpret_cast<const Element *>(img.data);
+        aligned = (reinterpret_cast<uintptr_t>(src) & (2 * sizeof(Element) - 1)) == 0 && img.stride % 2 == 0;
 #pragma unroll
         for (int i = 0; i < pairs_per_thread; i++) {
             const int r = (threadIdx.x >> 3) + i * (threads_per_block / 8), y = row0 + r;
             row[i] = r < Rows && y < img.height ? src + int64_t(y) * img.stride + column() : nullptr;
         }
     }
+
     __device__ static int column() {
         return 2 * (threadIdx.x & 7);
     }

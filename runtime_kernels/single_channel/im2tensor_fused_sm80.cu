@@ -43,7 +43,12 @@ struct FusedParamsOf {
     int strip_chunks;  // tiles per block strip
     float *partials;   // C (fused): [row][boundary][2][16]; null for atomic
     int boundaries;    // strips - 1
-    // float32 entries only: the call's scales (device memory) and how values split.
+};
+
+// The f32 kernel's second parameter: the call's scales (device memory) and how values
+// split. Apart from FusedParamsOf so that the f16 kernel's parameters stay as they were
+// (with them in, ptxas allocated its registers differently and spilled at NB = 2).
+struct SplitFields {
     const SplitScales *scales;
     split_f32::Scheme scheme;
 };
@@ -185,6 +190,63 @@ struct DiagonalLane {
     }
 };
 
+// A warp's share of a strip's outputs (both kernels' epilogue): each tile's diagonal sums
+// (DiagonalLane) stored, the upper diagonals carried in registers to the next tile, the
+// strip's first and last outputs emitted as partial sums. `finish` maps a sum to the
+// output's units (the identity, or the f32 split's scaling back). Free functions over
+// the kernel's own diag and carry: kept as locals, the f16 kernel's registers stay as
+// they were (held in a struct, ptxas spills more at NB = 2).
+
+// Output row of this lane's sums for the pair (2 pr, 2 pr + 1), reduced together: lanes
+// 0..15 get row 2 pr; row0 is the warp's first.
+__device__ inline int pair_row(int row0, int lane, int pr) {
+    return row0 + 8 * (2 * pr + (lane >> 4));
+}
+
+// Tile `tile` of the strip from J0 done: the outputs of chunk tile - 1 are complete.
+template <typename Out, bool Atomic, typename Sample, typename Finish>
+__device__ __forceinline__ void tile_done(const FusedParamsOf<Sample> &p, const DiagonalLane &diag,
+                                          float (&carry)[rows_per_warp][4], float *buffer,
+                                          const float (&acc)[rows_per_warp][2][4], int tile, int J0, int row0, int lane,
+                                          Finish finish) {
+    const int d = lane & 15;
+#pragma unroll
+    for (int pr = 0; pr < rows_per_warp / 2; pr++) {
+        float total0[4], total1[4];
+        diag.split(acc[2 * pr], carry[2 * pr], total0);
+        diag.split(acc[2 * pr + 1], carry[2 * pr + 1], total1);
+        const float sum = finish(diag.gather(buffer, total0, total1, lane));
+        const int k = pair_row(row0, lane, pr);
+        if (tile > J0) {
+            p.io.template store<Out>((tile - 1) * frag + d, k, sum);
+        } else if (J0 > 0) {
+            emit_partial<Out, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, sum);
+        }
+    }
+}
+
+// The strip ended at J1 before the last tile: its carried sums are a partial.
+template <typename Out, bool Atomic, typename Sample, typename Finish>
+__device__ __forceinline__ void strip_done(const FusedParamsOf<Sample> &p, const DiagonalLane &diag,
+                                           float (&carry)[rows_per_warp][4], float *buffer, int J1, int row0, int lane,
+                                           Finish finish) {
+    const int d = lane & 15;
+    const float none[2][4] = {};
+#pragma unroll
+    for (int pr = 0; pr < rows_per_warp / 2; pr++) {
+        float total0[4], total1[4];
+        diag.split(none, carry[2 * pr], total0);
+        diag.split(none, carry[2 * pr + 1], total1);
+        const float sum = finish(diag.gather(buffer, total0, total1, lane));
+        emit_partial<Out, Atomic>(p, pair_row(row0, lane, pr), blockIdx.x, 0, J1 - 1, d, sum);
+    }
+}
+
+// f16 samples: the sums are in the output's units.
+struct AsSummed {
+    __device__ float operator()(float v) const { return v; }
+};
+
 template <int NB, typename Out, bool Atomic>
 __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(FusedParams p) {
     constexpr int rows = block_rows + NB * frag;  // staged image rows
@@ -257,10 +319,6 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
         }
     }
 
-    // Output rows of the pair (2 pr, 2 pr + 1) reduced together: lanes 0..15 get row 2 pr.
-    const int d = lane & 15;
-    auto row_of = [&](int pr) { return k0 + warp + 8 * (2 * pr + (lane >> 4)); };
-
     int slot0 = J0 % p.slots;
     for (int J = J0; J < J1; J += CH) {
         const bool more = J + CH < J1;
@@ -322,19 +380,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
                 }
             }
             slot0 = slot0 + 1 == p.slots ? 0 : slot0 + 1;
-#pragma unroll
-            for (int pr = 0; pr < rows_per_warp / 2; pr++) {
-                float total0[4], total1[4];
-                diag.split(acc[2 * pr], carry[2 * pr], total0);
-                diag.split(acc[2 * pr + 1], carry[2 * pr + 1], total1);
-                const float sum = diag.gather(buffer, total0, total1, lane);
-                const int k = row_of(pr);
-                if (tile > J0) {
-                    p.io.store<Out>((tile - 1) * frag + d, k, sum);
-                } else if (J0 > 0) {
-                    emit_partial<Out, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, sum);
-                }
-            }
+            tile_done<Out, Atomic>(p, diag, carry, buffer, acc, tile, J0, k0 + warp, lane, AsSummed{});
         }
         if (more) {
             bool b = false;
@@ -349,15 +395,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
         }
     }
     if (J1 < p.jtot) {
-        const float none[2][4] = {};
-#pragma unroll
-        for (int pr = 0; pr < rows_per_warp / 2; pr++) {
-            float total0[4], total1[4];
-            diag.split(none, carry[2 * pr], total0);
-            diag.split(none, carry[2 * pr + 1], total1);
-            const float sum = diag.gather(buffer, total0, total1, lane);
-            emit_partial<Out, Atomic>(p, row_of(pr), blockIdx.x, 0, J1 - 1, d, sum);
-        }
+        strip_done<Out, Atomic>(p, diag, carry, buffer, J1, k0 + warp, lane, AsSummed{});
     }
 }
 
@@ -367,7 +405,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
 // round to nearest (the tensor core truncates a sum aligned to its largest term, so the
 // hi x hi blocks must not chain in C: bench/results/h100/split_f32/RUN.md).
 template <bool Outside>
-__device__ inline void mma_into(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma_into(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     if constexpr (Outside) {
         float t[4] = {0.f, 0.f, 0.f, 0.f};
         mma_m16n8k16(t, a, b0, b1);
@@ -383,8 +421,8 @@ __device__ inline void mma_into(float (&d)[4], const uint32_t (&a)[4], uint32_t 
 // One kernel-column fragment's product of one kernel part (A fragments from a_col) with
 // one image part (B from b_col) into the four rows' tiles, as product_with does for f16.
 template <int NB, bool Outside>
-__device__ inline void part_product(float (&acc)[rows_per_warp][2][4], uint32_t a_col, uint32_t b_col, int ldk,
-                                    int pitch) {
+__device__ __forceinline__ void part_product(float (&acc)[rows_per_warp][2][4], uint32_t a_col, uint32_t b_col, int ldk,
+                                             int pitch) {
     if constexpr (NB <= 4) {
         uint32_t fa[NB][4];
 #pragma unroll
@@ -421,7 +459,7 @@ __device__ inline void part_product(float (&acc)[rows_per_warp][2][4], uint32_t 
 }
 
 template <int NB>
-__device__ inline void scale_tiles(float (&acc)[rows_per_warp][2][4], float w) {
+__device__ __forceinline__ void scale_tiles(float (&acc)[rows_per_warp][2][4], float w) {
 #pragma unroll
     for (int r = 0; r < rows_per_warp; r++) {
 #pragma unroll
@@ -447,7 +485,7 @@ struct SplitOperands {
     //   outside the tensor core.
     // (Kernel parts are A, image parts B: "hi·lo" is kernel hi times image lo.)
     template <int NB>
-    __device__ void tile(float (&acc)[rows_per_warp][2][4], int slot0, split_f32::Scheme scheme) const {
+    __device__ __forceinline__ void tile(float (&acc)[rows_per_warp][2][4], int slot0, split_f32::Scheme scheme) const {
 #pragma unroll
         for (int r = 0; r < rows_per_warp; r++) {
 #pragma unroll
@@ -473,7 +511,7 @@ struct SplitOperands {
 
     // Every kernel-column fragment of kernel part kp times image part ip.
     template <int NB, bool Outside>
-    __device__ void chain(float (&acc)[rows_per_warp][2][4], int kp, int ip, int slot0) const {
+    __device__ __forceinline__ void chain(float (&acc)[rows_per_warp][2][4], int kp, int ip, int slot0) const {
         int slot = slot0;
         for (int a = 0; a < na; a++) {
             part_product<NB, Outside>(acc, a_lane + kp * kernel_part_bytes + 2u * uint32_t(a * frag),
@@ -485,32 +523,35 @@ struct SplitOperands {
 
 // im2tensor_fused_kernel for float32 image and kernel: the same strips, ring and diagonal
 // epilogue; the samples split into f16 parts where they are staged, each tile summed from
-// the parts (SplitOperands::tile), the sums scaled back when stored.
+// the parts (SplitOperands::tile), the sums scaled back when stored. The strip walk is
+// written out again rather than shared: as a template over both kernels' tile products,
+// ptxas spilled the f16 kernel's main loop (issue 21's first refactor, reverted).
 template <int NB, bool Atomic>
-__global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_split_kernel(FusedParamsOf<float> p) {
+__global__ void __launch_bounds__(threads_per_block, 2)
+    im2tensor_fused_split_kernel(FusedParamsOf<float> p, SplitFields split) {
     constexpr int rows = block_rows + NB * frag;  // staged image rows
     constexpr int CH = chunks_per_step(NB);
     extern __shared__ __align__(128) unsigned char smem[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int parts = parts_of(p.scheme);
+    const int parts = parts_of(split.scheme);
     const int kernel_part = NB * frag * p.ldk, window_part = rows * p.pitch;
     __half *ks = reinterpret_cast<__half *>(smem);
     __half *win = ks + parts * kernel_part;
     float *buffer = reinterpret_cast<float *>(win + parts * window_part) + warp * reduce_floats;
-    const SplitScales sc = *p.scales;
+    const SplitScales sc = *split.scales;
 
     const int k0 = blockIdx.y * block_rows;
     const int J0 = blockIdx.x * p.strip_chunks;
     const int J1 = min(J0 + p.strip_chunks, p.jtot);
-    stage_kernel_parts(ks, kernel_part, p.ldk, NB * frag, p.io.ker, p.io.flip, sc, p.scheme);
+    stage_kernel_parts(ks, kernel_part, p.ldk, NB * frag, p.io.ker, p.io.flip, sc, split.scheme);
 
-    const SplitChunkRows<rows> source(p.io.img, k0);
+    const ChunkRows<rows, float> source(p.io.img, k0);
     SplitChunkStager<rows> stager[CH];
     uint32_t bad = 0;  // bit i: chunk J + i holds an Inf or NaN
     int fill_slot = J0 % p.slots;
     for (int i = 0; i < p.na + CH - 1; i++) {
         stager[0].load(source, J0 + i);
-        const bool b = stager[0].store(win, window_part, p.pitch, fill_slot, sc, p.scheme);
+        const bool b = stager[0].store(win, window_part, p.pitch, fill_slot, sc, split.scheme);
         bad |= uint32_t(__syncthreads_or(b)) << i;
         fill_slot = fill_slot + 1 == p.slots ? 0 : fill_slot + 1;
     }
@@ -526,8 +567,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_split_ke
         p.na};
     const DiagonalLane diag(lane);
     float carry[rows_per_warp][4] = {};
-    const int d = lane & 15;
-    auto row_of = [&](int pr) { return k0 + warp + 8 * (2 * pr + (lane >> 4)); };
+    const auto scaled_back = [e = sc.unscale_exponent](float v) { return scalbnf(v, e); };
 
     int slot0 = J0 % p.slots;
     for (int J = J0; J < J1; J += CH) {
@@ -543,7 +583,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_split_ke
             const bool exact = sc.kernel_nonfinite != 0 || ((bad >> c) & ((1u << p.na) - 1)) != 0;
             float acc[rows_per_warp][2][4];
             if (!exact) {
-                ops.tile<NB>(acc, slot0, p.scheme);
+                ops.tile<NB>(acc, slot0, split.scheme);
             } else {
 #pragma unroll
                 for (int r = 0; r < rows_per_warp; r++) {
@@ -551,25 +591,13 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_split_ke
                 }
             }
             slot0 = slot0 + 1 == p.slots ? 0 : slot0 + 1;
-#pragma unroll
-            for (int pr = 0; pr < rows_per_warp / 2; pr++) {
-                float total0[4], total1[4];
-                diag.split(acc[2 * pr], carry[2 * pr], total0);
-                diag.split(acc[2 * pr + 1], carry[2 * pr + 1], total1);
-                const float sum = scalbnf(diag.gather(buffer, total0, total1, lane), sc.unscale_exponent);
-                const int k = row_of(pr);
-                if (tile > J0) {
-                    p.io.store<float>((tile - 1) * frag + d, k, sum);
-                } else if (J0 > 0) {
-                    emit_partial<float, Atomic>(p, k, blockIdx.x - 1, 1, J0 - 1, d, sum);
-                }
-            }
+            tile_done<float, Atomic>(p, diag, carry, buffer, acc, tile, J0, k0 + warp, lane, scaled_back);
         }
         if (more) {
             bool b = false;
 #pragma unroll
             for (int c = 0; c < CH; c++) {
-                b |= stager[c].store(win, window_part, p.pitch, fill_slot, sc, p.scheme);
+                b |= stager[c].store(win, window_part, p.pitch, fill_slot, sc, split.scheme);
                 fill_slot = fill_slot + 1 == p.slots ? 0 : fill_slot + 1;
             }
             const uint32_t any = __syncthreads_or(b) ? (1u << CH) - 1 : 0u;
@@ -577,15 +605,7 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_split_ke
         }
     }
     if (J1 < p.jtot) {
-        const float none[2][4] = {};
-#pragma unroll
-        for (int pr = 0; pr < rows_per_warp / 2; pr++) {
-            float total0[4], total1[4];
-            diag.split(none, carry[2 * pr], total0);
-            diag.split(none, carry[2 * pr + 1], total1);
-            const float sum = scalbnf(diag.gather(buffer, total0, total1, lane), sc.unscale_exponent);
-            emit_partial<float, Atomic>(p, row_of(pr), blockIdx.x, 0, J1 - 1, d, sum);
-        }
+        strip_done<float, Atomic>(p, diag, carry, buffer, J1, k0 + warp, lane, scaled_back);
     }
 }
 
@@ -608,21 +628,21 @@ __global__ void boundary_chunks_kernel(FusedParamsOf<Sample> p) {
 // dynamic shared memory, the kernel instantiation and the grid.
 template <typename Sample>
 struct FusedLaunch {
+    static constexpr bool split = std::is_same_v<Sample, float>;
+    using Kernel =
+        std::conditional_t<split, void (*)(FusedParamsOf<float>, SplitFields), void (*)(FusedParamsOf<Sample>)>;
     FusedParamsOf<Sample> p{};
+    SplitFields split_fields{};  // float32 samples only
     size_t smem = 0;
-    void (*fused)(FusedParamsOf<Sample>) = nullptr;  // the instantiation for this kernel height
+    Kernel fused = nullptr;  // the instantiation for this kernel height
     int strips = 0, row_blocks = 0;
 };
 
 // f16 samples are staged as they are; float32 ones as their split parts (2 or 3 copies
 // of the kernel and of the window).
 template <typename Sample>
-int staged_parts(const FusedParamsOf<Sample> &p) {
-    if constexpr (std::is_same_v<Sample, float>) {
-        return parts_of(p.scheme);
-    } else {
-        return 1;
-    }
+int staged_parts(const FusedLaunch<Sample> &l) {
+    return FusedLaunch<Sample>::split ? parts_of(l.split_fields.scheme) : 1;
 }
 
 template <typename Sample, typename Out, bool Atomic>
@@ -630,17 +650,17 @@ cudaError_t configure(FusedLaunch<Sample> &l) {
     FusedParamsOf<Sample> &p = l.p;
     p.na = (p.io.ker.width + frag - 1) / frag;
     const int nb = (p.io.ker.height + frag - 1) / frag;
-    p.scheme = split_f32::scheme_for(p.io.ker.width, p.io.ker.height);
+    l.split_fields.scheme = split_f32::scheme_for(p.io.ker.width, p.io.ker.height);
     p.ldk = ldmatrix_pitch(p.na * frag);
     p.slots = p.na + 2 * chunks_per_step(nb) - 1;
     p.pitch = ldmatrix_pitch(p.slots * frag);
     p.jtot = (p.io.out_width + frag - 1) / frag + 1;
     l.row_blocks = (p.io.out_height + block_rows - 1) / block_rows;
     const int rows = block_rows + nb * frag;
-    l.smem = size_t(staged_parts(p)) * size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
+    l.smem = size_t(staged_parts(l)) * size_t(nb * frag * p.ldk + rows * p.pitch) * sizeof(__half) +
              size_t(warps_per_block * reduce_floats) * sizeof(float);
     const cudaError_t e = with_row_fragments(nb, [&](auto NB) {
-        void (*kernel)(FusedParamsOf<Sample>) = nullptr;
+        typename FusedLaunch<Sample>::Kernel kernel = nullptr;
         cudaError_t f = cudaSuccess;
         if constexpr (std::is_same_v<Sample, float>) {
             kernel = im2tensor_fused_split_kernel<NB.value, Atomic>;
@@ -700,14 +720,18 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
         if (e == cudaSuccess) {
             e = compute_split_scales(p.io, scales, call.stream);
         }
-        p.scales = scales;
+        l.split_fields.scales = scales;
     }
     if (e == cudaSuccess && Atomic && p.boundaries > 0) {
         boundary_chunks_kernel<Out, true><<<edge_blocks, 256, 0, call.stream>>>(p);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
-        l.fused<<<dim3(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p);
+        if constexpr (FusedLaunch<Sample>::split) {
+            l.fused<<<dim3(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p, l.split_fields);
+        } else {
+            l.fused<<<dim3(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p);
+        }
         e = cudaGetLastError();
     }
     if (e == cudaSuccess && !Atomic && p.boundaries > 0) {

@@ -68,25 +68,6 @@ __device__ inline void stage_kernel_parts(__half *ks, int part_halfs, int ldk, i
     }
 }
 
-// ChunkRows for float samples: this thread's column pair of chunk 0 in its rows.
-template <int Rows>
-struct SplitChunkRows {
-    static constexpr int pairs_per_thread = ChunkRows<Rows>::pairs_per_thread;
-    const float *row[pairs_per_thread];  // null outside the image
-    int width;
-    bool aligned;  // every pair starts 8 bytes aligned: one 64-bit load per pair
-
-    __device__ SplitChunkRows(const View<const float> &img, int row0) : width(img.width) {
-        aligned = (reinterpret_cast<uintptr_t>(img.data) & 7u) == 0 && img.stride % 2 == 0;
-#pragma unroll
-        for (int i = 0; i < pairs_per_thread; i++) {
-            const int r = (threadIdx.x >> 3) + i * (threads_per_block / 8), y = row0 + r;
-            row[i] =
-                r < Rows && y < img.height ? img.data + int64_t(y) * img.stride + ChunkRows<Rows>::column() : nullptr;
-        }
-    }
-};
-
 // ChunkStager for float samples: loads to registers (in flight during the tensor-core
 // work), then splits and stores each part into its window; reports Inf or NaN.
 template <int Rows>
@@ -94,7 +75,7 @@ struct SplitChunkStager {
     static constexpr int pairs_per_thread = ChunkRows<Rows>::pairs_per_thread;
     float2 held[pairs_per_thread];
 
-    __device__ void load(const SplitChunkRows<Rows> &rows, int q) {
+    __device__ void load(const ChunkRows<Rows, float> &rows, int q) {
         const int x = q * frag + ChunkRows<Rows>::column();
 #pragma unroll
         for (int i = 0; i < pairs_per_thread; i++) {
@@ -162,7 +143,10 @@ __device__ inline float skewed_element_exact_split(const ProblemOf<float> &io, c
 __device__ inline void skewed_fragments_exact_split(float (&acc)[2][4], const ProblemOf<float> &io,
                                                     const SplitScales &sc, int chunk0, int na, int row) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    // Unrolled so that acc is indexed by constants and stays in registers.
+#pragma unroll
     for (int h = 0; h < 2; h++) {
+#pragma unroll
         for (int e = 0; e < 4; e++) {
             const int i = g + 8 * (e >> 1), c = 8 * h + 2 * t + (e & 1);
             acc[h][e] = skewed_element_exact_split(io, sc, chunk0, na, row, i, c);
