@@ -27,9 +27,8 @@ public:
     Output<Buffer<void, 2>> output{"output"};
 
     void generate() {
+        require_types("conv2d", precision, input, kernel, output);
         const PrecisionTypes types = types_of(precision);
-        require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
-                "conv2d: buffer types do not match the precision");
 
         // ALGORITHM
         Var x{"x"}, y{"y"};

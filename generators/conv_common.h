@@ -56,6 +56,16 @@ inline PrecisionTypes types_of(Precision p) {
     return {};
 }
 
+// Generator-time check that the buffers' types are the precision's (the registry sets
+// them from it: cmake/halconv_registry.cmake, TYPED). `who` names the generator.
+template <typename Image, typename Kernel, typename Out>
+void require_types(const std::string &who, Precision precision, const Image &input, const Kernel &kernel,
+                   const Out &output) {
+    const PrecisionTypes types = types_of(precision);
+    require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
+            who + ": buffer types do not match the precision");
+}
+
 // select() that evaluates only the taken side. Boundary remapping costs integer
 // divisions; as a real branch it is paid only by the few out-of-image samples, and
 // the rule, being uniform, never diverges a warp.

@@ -50,9 +50,8 @@ public:
     Output<Buffer<void, 2>> output{"output"};
 
     void generate() {
+        require_types("fft", precision, input, kernel, output);
         const PrecisionTypes types = types_of(precision);
-        require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
-                "fft: buffer types do not match the precision");
         const int T = tile;
         require(T >= 8 && (T & (T - 1)) == 0, "fft: tile must be a power of two >= 8");
         const Halide::Type work = precision == Precision::f64 ? Halide::Float(64) : Halide::Float(32);
@@ -206,9 +205,8 @@ public:
     Output<Buffer<void, 2>> extended{"extended"};  // the image the extern stage reads
 
     void generate() {
+        require_types("cufft", precision, input, kernel, output);
         const PrecisionTypes types = types_of(precision);
-        require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
-                "cufft: buffer types do not match the precision");
         // ALGORITHM
         Var x{"x"}, y{"y"};
         output = cufft_stage(get_target(), form, precision, {Func(extended), kernel, flip}, x, y);

@@ -30,9 +30,8 @@ public:
     Output<Buffer<void, 3>> output{"output"};  // (n, x, y)
 
     void generate() {
+        require_types("multichannel", precision, input, kernel, output);
         const PrecisionTypes types = types_of(precision);
-        require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
-                "multichannel: buffer types do not match the precision");
 
         // ALGORITHM
         Var c{"c"}, n{"n"}, x{"x"}, y{"y"};

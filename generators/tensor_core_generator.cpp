@@ -26,14 +26,6 @@
 
 namespace halconv::gen {
 
-// The buffers' types must be the precision's (the registry sets them from it).
-template <typename In, typename Out>
-void require_types(Precision precision, const In &input, const In &kernel, const Out &output) {
-    const PrecisionTypes types = types_of(precision);
-    require(input.type() == types.storage && kernel.type() == types.storage && output.type() == types.output,
-            "tensor_core: buffer types do not match the precision");
-}
-
 class TensorCoreValid : public Halide::Generator<TensorCoreValid> {
 public:
     GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
@@ -45,7 +37,7 @@ public:
     Output<Buffer<void, 2>> output{"output"};
 
     void generate() {
-        require_types(precision, input, kernel, output);
+        require_types("tensor_core", precision, input, kernel, output);
         // ALGORITHM (the schedule is the extern stage's own)
         Var x{"x"}, y{"y"};
         output = tensor_core_stage(get_target(), variant.value(), precision, {input, kernel, flip}, x, y);
@@ -68,7 +60,7 @@ public:
     Output<Buffer<void, 2>> extended{"extended"};  // the image the extern stage reads
 
     void generate() {
-        require_types(precision, input, kernel, output);
+        require_types("tensor_core", precision, input, kernel, output);
         // ALGORITHM
         Var x{"x"}, y{"y"};
         output = tensor_core_stage(get_target(), variant.value(), precision, {Func(extended), kernel, flip}, x, y);

@@ -326,8 +326,9 @@ Image photo() {
     return Image{png.width, png.height, png.channels.at(0)};
 }
 
-Halide::Runtime::Buffer<> to_f16(const Image &img, Image *stored) {
-    Halide::Runtime::Buffer<> b(storage_type(Precision::f16), img.width, img.height);
+// img in precision p's storage type; *stored (if given) receives the values as stored.
+Halide::Runtime::Buffer<> stored_as(const Image &img, Precision p, Image *stored) {
+    Halide::Runtime::Buffer<> b(storage_type(p), img.width, img.height);
     for (size_t i = 0; i < img.data.size(); i++) {
         store(b, i, img.data[i]);
     }
@@ -339,6 +340,17 @@ Halide::Runtime::Buffer<> to_f16(const Image &img, Image *stored) {
     }
     b.set_host_dirty();
     return b;
+}
+
+// Seed 000 eq. 20, in percent: median over pixels of |p - r| / |r| (0 where r = 0).
+double mape_percent(const Halide::Runtime::Buffer<> &out, const Reference &ref) {
+    std::vector<double> ape(ref.value.data.size());
+    for (size_t i = 0; i < ape.size(); i++) {
+        const double r = ref.value.data[i];
+        ape[i] = r == 0.0 ? 0.0 : std::fabs(load(out, i) - r) / std::fabs(r);
+    }
+    std::nth_element(ape.begin(), ape.begin() + ape.size() / 2, ape.end());
+    return 100.0 * ape[ape.size() / 2];
 }
 
 Image random_kernel(int k) {
@@ -358,8 +370,8 @@ protected:
 TEST_P(TensorCorePhoto, EveryVariantMatchesTheReference) {
     const Image original = photo();
     Image img, ker;
-    Halide::Runtime::Buffer<> input = to_f16(original, &img);
-    Halide::Runtime::Buffer<> kernel = to_f16(random_kernel(15), &ker);
+    Halide::Runtime::Buffer<> input = stored_as(original, Precision::f16, &img);
+    Halide::Runtime::Buffer<> kernel = stored_as(random_kernel(15), Precision::f16, &ker);
     const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
     for (const Variant &v : variants) {
         SCOPED_TRACE(v.name);
@@ -374,22 +386,15 @@ TEST_P(TensorCorePhoto, EveryVariantMatchesTheReference) {
 // 0.03 % (f16) at every K, for every variant.
 TEST_P(TensorCorePhoto, MedianAbsolutePercentageError) {
     const Image original = photo();
-    Halide::Runtime::Buffer<> input = to_f16(original, nullptr);
+    Halide::Runtime::Buffer<> input = stored_as(original, Precision::f16, nullptr);
     const double limit = GetParam() == Precision::f16f32 ? 0.02 : 0.03;
     for (int k : {3, 15, 25, 35, 55}) {
         const Image ker = random_kernel(k);
-        Halide::Runtime::Buffer<> kernel = to_f16(ker, nullptr);
+        Halide::Runtime::Buffer<> kernel = stored_as(ker, Precision::f16, nullptr);
         const Reference ref = correlate_reference(original, ker, Mode::same, Boundary::reflect, 0.0, false);
         for (const Variant &v : variants) {
             const Options o = gpu_options(v, GetParam(), Mode::same, Boundary::reflect);
-            const Halide::Runtime::Buffer<> out = run_on_gpu(input, kernel, o, false);
-            std::vector<double> ape(ref.value.data.size());
-            for (size_t i = 0; i < ape.size(); i++) {
-                const double r = ref.value.data[i];
-                ape[i] = r == 0.0 ? 0.0 : std::fabs(load(out, i) - r) / std::fabs(r);
-            }
-            std::nth_element(ape.begin(), ape.begin() + ape.size() / 2, ape.end());
-            const double mape = 100.0 * ape[ape.size() / 2];
+            const double mape = mape_percent(run_on_gpu(input, kernel, o, false), ref);
             RecordProperty(std::string("mape_") + v.name + "_K" + std::to_string(k), std::to_string(mape));
             std::printf("MAPE %-26s %-6s K=%-3d %.5f %%\n", v.name, to_string(GetParam()), k, mape);
             EXPECT_LE(mape, limit) << v.name << " K=" << k;
@@ -406,46 +411,22 @@ INSTANTIATE_TEST_SUITE_P(Cuda, TensorCorePhoto, ::testing::Values(Precision::f16
 // the rounding of the data is as large as the errors compared).
 TEST(TensorCoreF32Photo, MapeWithinTwiceTheDirectPath) {
     HALCONV_REQUIRE_GPU();
-    const Image original = photo();
-    Image img{original.width, original.height, std::vector<double>(original.data.size())};
-    Halide::Runtime::Buffer<> input(storage_type(Precision::f32), img.width, img.height);
-    for (size_t i = 0; i < img.data.size(); i++) {
-        store(input, i, original.data[i]);
-        img.data[i] = load(input, i);
-    }
-    input.set_host_dirty();
-    const auto mape = [](const Halide::Runtime::Buffer<> &out, const Reference &ref) {
-        std::vector<double> ape(ref.value.data.size());
-        for (size_t i = 0; i < ape.size(); i++) {
-            const double r = ref.value.data[i];
-            ape[i] = r == 0.0 ? 0.0 : std::fabs(load(out, i) - r) / std::fabs(r);
-        }
-        std::nth_element(ape.begin(), ape.begin() + ape.size() / 2, ape.end());
-        return 100.0 * ape[ape.size() / 2];
-    };
+    Image img, ker;
+    Halide::Runtime::Buffer<> input = stored_as(photo(), Precision::f32, &img);
     for (int k : {1, 3, 5, 7, 9, 15, 31, 63}) {
-        Image ker = random_kernel(k);
-        Halide::Runtime::Buffer<> kernel(storage_type(Precision::f32), k, k);
-        for (size_t i = 0; i < ker.data.size(); i++) {
-            store(kernel, i, ker.data[i]);
-            ker.data[i] = load(kernel, i);
-        }
-        kernel.set_host_dirty();
+        Halide::Runtime::Buffer<> kernel = stored_as(random_kernel(k), Precision::f32, &ker);
         const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
         Options direct;
         direct.algorithm = Algorithm::shared_tiled;
         direct.precision = Precision::f32;
         direct.boundary = Boundary::reflect;
         direct.device = Device::cuda;
-        const double m_direct = mape(run_on_gpu(input, kernel, direct, false), ref);
-        Halide::Runtime::Buffer<> rounded(storage_type(Precision::f32), img.width, img.height);
-        for (size_t i = 0; i < ref.value.data.size(); i++) {
-            store(rounded, i, ref.value.data[i]);
-        }
-        std::printf("MAPE f32 K=%-3d correctly rounded %.3e %%\n", k, mape(rounded, ref));
+        const double m_direct = mape_percent(run_on_gpu(input, kernel, direct, false), ref);
+        std::printf("MAPE f32 K=%-3d correctly rounded %.3e %%\n", k,
+                    mape_percent(stored_as(ref.value, Precision::f32, nullptr), ref));
         for (int index : split_f32_variant_indices()) {
             const Variant &v = variants[index];
-            const double m = mape(
+            const double m = mape_percent(
                 run_on_gpu(input, kernel, gpu_options(v, Precision::f32, Mode::same, Boundary::reflect), false), ref);
             RecordProperty(std::string("mape_f32_") + v.name + "_K" + std::to_string(k), std::to_string(m));
             std::printf("MAPE f32 %-18s K=%-3d %.3e %% (direct %.3e %%, ratio %.2f)\n", v.name, k, m, m_direct,

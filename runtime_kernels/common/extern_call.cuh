@@ -20,6 +20,13 @@ struct View {
     int width;
     int height;
     int64_t stride;  // elements between rows
+
+    // The element at (x, y) of the view as correlated: reversed in both axes when flip
+    // (a convolution reads its kernel so).
+    __host__ __device__ T &tap(int x, int y, bool flip) const {
+        const int sx = flip ? width - 1 - x : x, sy = flip ? height - 1 - y : y;
+        return data[int64_t(sy) * stride + sx];
+    }
 };
 
 template <typename Out>

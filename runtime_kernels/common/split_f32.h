@@ -56,12 +56,7 @@ HALCONV_SPLIT_HD constexpr int terms(Scheme s) {
     return s == Scheme::fixed_six ? 6 : 3;
 }
 
-// b: the bits between consecutive parts.
-HALCONV_SPLIT_HD constexpr int part_bits(Scheme s) {
-    return s == Scheme::fixed_six ? 10 : 11;
-}
-
-// 2^-b, the weight of each part relative to the one above.
+// 2^-b, the weight of each part relative to the one above (b: 10 or 11 bits).
 HALCONV_SPLIT_HD constexpr float part_weight(Scheme s) {
     return s == Scheme::fixed_six ? 0x1p-10f : 0x1p-11f;
 }
@@ -116,19 +111,13 @@ struct Parts {
 // Every subtraction below is exact (Sterbenz): a nonzero part lies within a factor of two
 // of the value it is taken from; the scalings are powers of two.
 HALCONV_SPLIT_HD inline Parts split(float scaled, Scheme s) {
-    const float up = s == Scheme::fixed_six ? 0x1p10f : 0x1p11f;
+    const float up = 1.0f / part_weight(s);
+    const auto part = [s](float v) { return s == Scheme::fixed_six ? round_to_fixed(v) : round_to_f16(v); };
     Parts p{};
-    if (s == Scheme::fixed_six) {
-        p.hi = round_to_fixed(scaled);
-        const float r1 = (scaled - p.hi) * up;
-        p.mid = round_to_fixed(r1);
-        p.lo = round_to_fixed((r1 - p.mid) * up);
-    } else {
-        p.hi = round_to_f16(scaled);
-        const float r1 = (scaled - p.hi) * up;
-        p.mid = round_to_f16(r1);
-        p.lo = round_to_f16((r1 - p.mid) * up);
-    }
+    p.hi = part(scaled);
+    const float r1 = (scaled - p.hi) * up;
+    p.mid = part(r1);
+    p.lo = part((r1 - p.mid) * up);
     return p;
 }
 

@@ -47,16 +47,10 @@ __device__ inline bool nonfinite_bits(uint16_t bits) {
 // K(x, y) for x < kw, y < kh, else 0. ldk is an odd multiple of 16 halfs (32-byte
 // aligned fragment rows, fewer bank conflicts).
 __device__ inline void stage_kernel(__half *ks, int ldk, int rows, const View<const __half> &k, bool flip) {
-    const uint16_t *src = reinterpret_cast<const uint16_t *>(k.data);
     uint16_t *dst = reinterpret_cast<uint16_t *>(ks);
     for (int e = threadIdx.x; e < rows * ldk; e += blockDim.x) {
         const int y = e / ldk, x = e - y * ldk;
-        uint16_t v = 0;
-        if (x < k.width && y < k.height) {
-            const int sx = flip ? k.width - 1 - x : x, sy = flip ? k.height - 1 - y : y;
-            v = src[int64_t(sy) * k.stride + sx];
-        }
-        dst[e] = v;
+        dst[e] = x < k.width && y < k.height ? __half_as_ushort(k.tap(x, y, flip)) : uint16_t(0);
     }
 }
 

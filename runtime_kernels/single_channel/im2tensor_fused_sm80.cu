@@ -458,7 +458,6 @@ __device__ __forceinline__ void part_product(float (&acc)[rows_per_warp][2][4], 
     }
 }
 
-template <int NB>
 __device__ __forceinline__ void scale_tiles(float (&acc)[rows_per_warp][2][4], float w) {
 #pragma unroll
     for (int r = 0; r < rows_per_warp; r++) {
@@ -501,11 +500,11 @@ struct SplitOperands {
             chain<NB, false>(acc, 1, 1, slot0);
             chain<NB, false>(acc, 0, 2, slot0);
             chain<NB, false>(acc, 2, 0, slot0);
-            scale_tiles<NB>(acc, w);
+            scale_tiles(acc, w);
         }
         chain<NB, false>(acc, 0, 1, slot0);
         chain<NB, false>(acc, 1, 0, slot0);
-        scale_tiles<NB>(acc, w);
+        scale_tiles(acc, w);
         chain<NB, true>(acc, 0, 0, slot0);
     }
 
@@ -662,7 +661,7 @@ cudaError_t configure(FusedLaunch<Sample> &l) {
     const cudaError_t e = with_row_fragments(nb, [&](auto NB) {
         typename FusedLaunch<Sample>::Kernel kernel = nullptr;
         cudaError_t f = cudaSuccess;
-        if constexpr (std::is_same_v<Sample, float>) {
+        if constexpr (FusedLaunch<Sample>::split) {
             kernel = im2tensor_fused_split_kernel<NB.value, Atomic>;
             f = allow_opt_in_shared_memory<im2tensor_fused_split_kernel<NB.value, Atomic>>();
         } else {
@@ -691,7 +690,7 @@ size_t partials_bytes(const FusedParamsOf<Sample> &p) {
 // Bytes of the scales (float32 samples only).
 template <typename Sample>
 constexpr size_t scales_bytes() {
-    return std::is_same_v<Sample, float> ? sizeof(SplitScales) : 0;
+    return FusedLaunch<Sample>::split ? sizeof(SplitScales) : 0;
 }
 
 template <typename Sample, typename Out, bool Atomic>
@@ -714,7 +713,7 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     if (e != cudaSuccess) {
         return report_cuda_error(uc, name, "allocating the partial-sum buffer", e);
     }
-    if constexpr (std::is_same_v<Sample, float>) {
+    if constexpr (FusedLaunch<Sample>::split) {
         SplitScales *scales = nullptr;
         e = scratch.take(scales_bytes<Sample>(), &scales);
         if (e == cudaSuccess) {

@@ -56,9 +56,8 @@ __device__ inline void stage_kernel_parts(__half *ks, int part_halfs, int ldk, i
         const int y = e / ldk, x = e - y * ldk;
         split_f32::Parts v{0.0f, 0.0f, 0.0f};
         if (x < k.width && y < k.height) {
-            const int sx = flip ? k.width - 1 - x : x, sy = flip ? k.height - 1 - y : y;
             bool ignored = false;  // the scale pass flagged the kernel
-            v = parts_of_value(k.data[int64_t(sy) * k.stride + sx], sc.kernel_scale, scheme, ignored);
+            v = parts_of_value(k.tap(x, y, flip), sc.kernel_scale, scheme, ignored);
         }
         ks[e] = __float2half_rn(v.hi);
         ks[part_halfs + e] = __float2half_rn(v.mid);
@@ -129,11 +128,9 @@ __device__ inline float skewed_element_exact_split(const ProblemOf<float> &io, c
             break;
         }
         for (int y = 0; y < k.height; y++) {
-            const int sx = io.flip ? k.width - 1 - x : x, sy = io.flip ? k.height - 1 - y : y;
             const int iy = row + y;
-            const float sample =
-                col < io.img.width && iy < io.img.height ? io.img.data[int64_t(iy) * io.img.stride + col] : 0.0f;
-            s += scaled(k.data[int64_t(sy) * k.stride + sx], sc.kernel_scale) * scaled(sample, sc.image_scale);
+            const float sample = col < io.img.width && iy < io.img.height ? io.img.tap(col, iy, false) : 0.0f;
+            s += scaled(k.tap(x, y, io.flip), sc.kernel_scale) * scaled(sample, sc.image_scale);
         }
     }
     return s;
