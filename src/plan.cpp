@@ -39,8 +39,9 @@ struct PlanState {
     // A workspace, in order: the extern stage's scratch, the boundary-extended image of
     // an extern stage's padded form, the autoscheduled output scratch.
     size_t extern_bytes = 0, extended_offset = 0, scratch_offset = 0;
-    Extent2d extended;  // 0 x 0: none
-    Extent2d scratch;   // autoscheduled outputs smaller than autoscheduled_min_extent run into this
+    Extent2d extended;       // 0 x 0: none
+    int extended_pitch = 0;  // elements between its rows: 16-byte multiples, as TMA reads rows (Hopper im2tensor)
+    Extent2d scratch;        // autoscheduled outputs smaller than autoscheduled_min_extent run into this
     // The cuFFT stage's plans and the kernel's spectrum (fft on CUDA), made once.
     std::shared_ptr<rk::PreparedFft> fft;
     size_t fft_spectrum_bytes = 0;
@@ -256,9 +257,10 @@ void finish(PlanState &s) {
         device_bytes = rk::align_scratch(s.extern_bytes);
         if (s.options.mode != Mode::valid) {
             s.extended = {s.output.width + s.kernel.width - 1, s.output.height + s.kernel.height - 1};
+            s.extended_pitch = (s.extended.width + 7) / 8 * 8;
             s.extended_offset = device_bytes;
             device_bytes +=
-                rk::align_scratch(size_t(s.extended.width) * size_t(s.extended.height) * s.types.storage.bytes());
+                rk::align_scratch(size_t(s.extended_pitch) * size_t(s.extended.height) * s.types.storage.bytes());
         }
     }
     if (row.autoscheduled &&
@@ -435,14 +437,15 @@ Halide::Runtime::Buffer<> Plan::allocate_output() const {
 
 namespace {
 
-// A dense 2D buffer of `type` over memory at `data`, on the device or the host, its
-// dims from the mins.
+// A 2D buffer of `type` over memory at `data`, on the device or the host, its dims from
+// the mins, dense along x.
 struct DenseView {
     halide_dimension_t dims[2];
     halide_buffer_t buffer{};
-    DenseView(halide_type_t type, void *data, Device where, int min_x, int min_y, Extent2d extent) {
+    // pitch: elements between rows, 0 for the width.
+    DenseView(halide_type_t type, void *data, Device where, int min_x, int min_y, Extent2d extent, int pitch = 0) {
         dims[0] = {min_x, extent.width, 1, 0};
-        dims[1] = {min_y, extent.height, extent.width, 0};
+        dims[1] = {min_y, extent.height, pitch > 0 ? pitch : extent.width, 0};
         if (where == Device::cuda) {
             buffer.device = reinterpret_cast<uintptr_t>(data);
             buffer.device_interface = cuda_device_interface();
@@ -637,7 +640,8 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
                         });
                     }
                     DenseView extended(s.types.storage, static_cast<char *>(lease.data()) + s.extended_offset,
-                                       Device::cuda, output->dim[0].min, output->dim[1].min, s.extended);
+                                       Device::cuda, output->dim[0].min, output->dim[1].min, s.extended,
+                                       s.extended_pitch);
                     return fn.kernel2d_extended(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, output,
                                                 &extended.buffer);
                 });

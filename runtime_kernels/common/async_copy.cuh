@@ -66,6 +66,16 @@ __device__ inline void mbarrier_wait(uint32_t bar, uint32_t parity) {
         : "memory");
 }
 
+// TMA: the box of a 2-D tensor map at coordinates (c0, c1) (out-of-range elements read as
+// zero) into shared memory at dst; completion is counted on bar.
+__device__ inline void tma_load_2d(uint32_t dst, const void *map, int c0, int c1, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"(map), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+
 // TMA: the box of a 3-D tensor map at coordinates (c0, c1, c2) (out-of-range elements
 // read as zero) into shared memory at dst; completion is counted on bar.
 __device__ inline void tma_load_3d(uint32_t dst, const void *map, int c0, int c1, int c2, uint32_t bar) {

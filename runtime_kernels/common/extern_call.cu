@@ -3,6 +3,7 @@
 
 #include "HalideRuntimeCuda.h"
 #include "common/extern_call.cuh"
+#include "common/tensor_map.h"
 
 // Halide's runtime routes these through the hooks halconv installs (primary context,
 // the caller's stream); HalideRuntimeCuda.h declares only the setters.
@@ -11,6 +12,19 @@ extern "C" int halide_cuda_release_context(void *user_context);
 extern "C" int halide_cuda_get_stream(void *user_context, void *ctx, void **stream);
 
 namespace halconv::rk {
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        const cudaError_t e =
+            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
+        return e == cudaSuccess && found == cudaDriverEntryPointSuccess
+                   ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f)
+                   : nullptr;
+    }();
+    return encode;
+}
 
 int fail(void *user_context, const char *name, const std::string &what) {
     halide_error(user_context, (std::string(name) + ": " + what).c_str());

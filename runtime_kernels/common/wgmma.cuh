@@ -3,11 +3,14 @@
 // shared memory through matrix descriptors (PTX ISA, "Asynchronous Warpgroup Level Matrix
 // Shared Memory Layout").
 //
-// Operands here are k-major without swizzle: a "core matrix" is 8 rows (m or n) of 8
-// halfs (16 bytes) stored as 128 contiguous bytes; the descriptor gives the start of the
-// first one, the byte distance between core matrices adjacent in k (leading, LBO) and in
-// m or n (stride, SBO). Any 16-byte aligned start works, which is what lets the implicit
-// GEMM read the image patch at a shift of one pixel.
+// Operands here are without swizzle. k-major: a "core matrix" is 8 rows (m or n) of 8
+// halfs (16 bytes) along k, stored as 128 contiguous bytes; the descriptor gives the start
+// of the first one, the byte distance between core matrices adjacent in k (leading, LBO)
+// and in m or n (stride, SBO). Any 16-byte aligned start works, which is what lets the
+// implicit GEMM read the image patch at a shift of one pixel. N-major B (TransB): a core
+// matrix is 8 k-rows of 8 consecutive n, again 128 contiguous bytes; LBO is then the
+// distance between core matrices adjacent in k and SBO in n (the single-channel im2tensor
+// reads image rows so, at any row).
 //
 // Accumulator layout (f32, per warp w of the warpgroup, lane g = lane / 4, t = lane % 4):
 //   d[4j + 0..1] = D(16w + g,     8j + 2t .. 8j + 2t + 1)
@@ -34,6 +37,12 @@ __device__ inline uint64_t wgmma_offset(uint64_t desc, uint32_t bytes) {
 // Orders earlier register accesses to the accumulators before the next wgmma.
 __device__ inline void wgmma_fence() {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+// Makes this thread's ordinary shared-memory stores visible to wgmma (the async proxy)
+// that a later barrier orders after them.
+__device__ inline void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 __device__ inline void wgmma_commit() {
@@ -68,6 +77,9 @@ __device__ inline void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, 
         : "l"(a), "l"(b), "r"(int(accumulate)));
 }
 
+// TransB 1: B is N-major (PTX imm-trans-b), each 16-byte core-matrix row 8 consecutive n
+// at one k (see the canonical layouts in the PTX ISA); 0: k-major as above.
+template <int TransB = 0>
 __device__ inline void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b, bool accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -80,7 +92,7 @@ __device__ inline void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b,
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        "}, %128, %129, p, 1, 1, 0, %131;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
           "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
           "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
@@ -98,7 +110,7 @@ __device__ inline void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b,
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),
           "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
           "+f"(d[126]), "+f"(d[127])
-        : "l"(a), "l"(b), "r"(int(accumulate)));
+        : "l"(a), "l"(b), "r"(int(accumulate)), "n"(TransB));
 }
 
 // Two floats as one register of two halves (round to nearest), x in the low half.

@@ -28,9 +28,6 @@
 // The epilogue goes through shared memory: a warpgroup writes 128 pixels x 64 filters of
 // its accumulators there, then stores them as 16-byte vectors, each pixel's filters
 // contiguous (direct stores from the accumulator layout fill half of every 32-byte sector).
-#include <cuda.h>          // CUtensorMap
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -38,6 +35,7 @@
 #include "common/async_copy.cuh"
 #include "common/extern_call.cuh"
 #include "common/mma_sync.cuh"
+#include "common/tensor_map.h"
 #include "common/wgmma.cuh"
 #include "multichannel/implicit_gemm.cuh"
 
@@ -447,27 +445,12 @@ cudaError_t launch_npx(const WgmmaArgs<Out> &a, int blocks_x, int filter_blocks,
                           : launch_taps<128>(a, blocks_x, filter_blocks, stream);
 }
 
-// cuTensorMapEncodeTiled from the driver the runtime loaded (no link to libcuda);
-// null when the driver has none.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult found{};
-        const cudaError_t e =
-            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
-        return e == cudaSuccess && found == cudaDriverEntryPointSuccess
-                   ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f)
-                   : nullptr;
-    }();
-    return encode;
-}
-
 // The image region as a (channel, x, y) tensor of f16 whose boxes are one plane of a
 // stage: 8 channels x halo_cols x halo_rows. img's strides are multiples of 8 halfs and
 // its start 16-byte aligned (aligned_image), as the TMA unit requires.
 cudaError_t encode_image_map(const Tensor3<__half> &img, int channels, int in_w, int in_h, const WgmmaPlan &p,
                              CUtensorMap *map) {
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = rk::tensor_map_encoder();
     if (encode == nullptr) {
         return cudaErrorNotSupported;
     }
@@ -485,7 +468,7 @@ cudaError_t encode_image_map(const Tensor3<__half> &img, int channels, int in_w,
 // whose driver encodes tensor maps, C > 8, more than 32 filters, a plan that fits.
 bool wgmma_plan_for(const DeviceFacts &d, int channels, int kw, int kh, int filters, int out_w, int out_h,
                     int out_bytes, WgmmaPlan *p) {
-    if (d.major != 9 || d.minor != 0 || channels <= 8 || filters <= 32 || tensor_map_encoder() == nullptr) {
+    if (d.major != 9 || d.minor != 0 || channels <= 8 || filters <= 32 || rk::tensor_map_encoder() == nullptr) {
         return false;
     }
     *p = plan_wgmma(channels, kw, kh, out_w, out_h, out_bytes, size_t(d.smem_limit));

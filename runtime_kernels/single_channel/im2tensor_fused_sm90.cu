@@ -1,0 +1,434 @@
+// im2tensor on Hopper (sm_90a): the skewed product of im2tensor_fused_sm80.cu on warpgroup
+// MMA (wgmma), the image fed by the tensor memory accelerator (TMA). It serves the fused
+// and the atomic entry points for f16 samples on sm_90 devices (neither form's partial
+// sums arise: tiles overlap instead, see below); the mma.sync kernels run elsewhere and
+// stay the reference.
+//
+// GEMM orientation, per M block of 64 rows = R output rows x S kernel columns (S = 16,
+// R = 4 or S = 32, R = 2; m = r S + i):
+//   A (64 x 16 per k slice) = the kernel, shifted down by r rows:
+//       A_a(m, k) = K(S a + i, k - r), zero outside the kernel;
+//     built once per block in shared memory, k-major core matrices (LBO 1024, SBO 128).
+//   B (16 x 256) = image rows k .. k + 15 of the band (from the group's first row), image
+//     columns c0 + S a .. + 255: N-major. The band is staged as planes of 8 image
+//     columns, [plane][row][8 columns], one TMA box each, so a core matrix (8 rows x 8
+//     columns) is 128 contiguous bytes at any row: B starts anywhere, the shift of
+//     kernel-column block a is S a / 8 planes. LBO 128 (8 rows), SBO one plane.
+//   D(m, c) = sum_a sum_k A_a(m, k) B(k, c + S a) = sum_y K(S a + i, y) I(c0 + c + S a,
+//     row + r + y): element (i, c) belongs to output c0 + c - i of output row row + r for
+//     every a, so the tensor cores add the Tr+ diagonals across kernel-column blocks (as
+//     the fused kernel does) and an S-wide diagonal sum is left per output.
+// Warp w of a warpgroup holds rows 16 w .. 16 w + 15: output row r = 16 w / S, kernel
+// columns 16 q .. 16 q + 15 of the block (q = w mod S / 16), as 16 tiles of 16 x 16 in the
+// mma fragment layout; DiagonalLane takes their diagonal sums in registers, and for
+// S = 32 the two warps of a row add theirs through shared memory (warp q's sums lie 16 q
+// columns to the left). Outputs c0 .. c0 + 255 - S of a tile are complete within it, so
+// tiles advance by 256 - S columns and need nothing from their neighbours.
+//
+// A block is a producer warpgroup (one thread issues the TMA copies into a ring of
+// stages, mbarriers "full" and "empty") and two consumer warpgroups, which take
+// alternate row groups of the staged band (so one's epilogue overlaps the other's
+// wgmma) and release the stage when done. Blocks are persistent, one per SM, walking
+// work items (band, tile) band by band.
+//
+// Non-finite samples: zero-padded taps multiply real samples, and 0 x Inf is NaN, so a
+// sum that is not finite may be wrong. Finite samples give finite f32 sums (f16 inputs
+// cannot overflow f32), so the epilogue recomputes exactly, on CUDA cores over the real
+// taps, each output whose sum is not finite: one predicate per output on the fast path.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "common/async_copy.cuh"
+#include "common/extern_call.cuh"
+#include "common/mma_sync.cuh"
+#include "common/tensor_map.h"
+#include "common/wgmma.cuh"
+#include "single_channel/diagonal_lane.cuh"
+#include "single_channel/halconv_tc.h"
+#include "single_channel/im2tensor_common.cuh"
+
+namespace halconv::rk::tc {
+namespace {
+
+constexpr int tile_columns = 256;  // wgmma N: image columns of a tile
+constexpr int m_rows = 64;         // wgmma M
+constexpr int sub_tiles = tile_columns / frag;
+constexpr int consumer_groups = 2;
+constexpr int consumer_threads = consumer_groups * 128;
+constexpr int block_threads = consumer_threads + 128;  // and the producer warpgroup
+// The producer hands most of its registers to the consumers (128 x 40 + 256 x 232 <= 64 Ki).
+constexpr int producer_registers = 40, consumer_registers = 232;
+constexpr int consumer_warps = consumer_threads / 32;
+constexpr int max_stages = 4;
+constexpr int plane_columns = 8;  // one 16-byte core-matrix row
+constexpr int plane_row_bytes = plane_columns * 2;
+constexpr int tma_box_max = 256;
+constexpr int a_slice_bytes = m_rows * frag * 2;  // one k16 slice of A
+constexpr int barrier_bytes = 128;                // full[max_stages], empty[max_stages]
+// Diagonal sums gathered gather_batch pairs of sub-tiles at a time, each in a buffer of its
+// own: one warp-wide exchange for the batch instead of one per pair (the epilogue is
+// latency-bound with two warps per scheduler).
+constexpr int gather_batch = 4;
+constexpr int gather_bytes = consumer_warps * gather_batch * reduce_floats * 4;
+// S = 32: per pair of warps, two row groups' sums of the right-hand warp.
+constexpr int pair_floats = 2 * tile_columns;
+constexpr int pair_bytes = consumer_warps / 2 * pair_floats * 4;
+
+static_assert(halconv_tc_row_phase % (m_rows / 16) == 0 && halconv_tc_row_phase % (m_rows / 32) == 0,
+              "an output's sums depend on its row modulo the output rows of an M block (halconv_tc.h)");
+
+struct WgmmaTiling {
+    int s;             // kernel columns per M block: 16 or 32 (then 64 / s output rows)
+    int na;            // kernel-column blocks: ceil(kw / s)
+    int ksteps;        // k16 slices: ceil((kh + 64 / s - 1) / 16)
+    int band_rows;     // output rows of a work item, a multiple of 2 x 64 / s
+    int rows;          // staged image rows: band_rows - 64 / s + 16 ksteps
+    int planes;        // staged planes: (tile_columns + s (na - 1)) / 8
+    int plane_stride;  // bytes: rows x 16 rounded up to 128 (TMA writes 128-byte aligned)
+    int stage_bytes;   // planes x plane_stride
+    int stages;        // 1 .. max_stages
+    int out_columns;   // outputs per tile: tile_columns - s
+    int tiles_x, bands;
+    int a_offset, stage_offset, gather_offset, pair_offset;  // from the 128-aligned base
+    int smem_bytes;                                          // with 128 bytes of slack for that alignment
+};
+
+template <typename Out>
+struct WgmmaArgs {
+    CUtensorMap image_map;  // the image, boxes of 8 columns x rows
+    Problem io;             // for the outputs recomputed exactly
+    WgmmaTiling t;
+};
+
+// A in shared memory: slice (a, k16 slice) at 2 KB each, [k8][m8][8 m][8 k] within it.
+template <int S, typename Out>
+__device__ void stage_kernel_operand(unsigned char *a_smem, const WgmmaArgs<Out> &args) {
+    const WgmmaTiling &t = args.t;
+    uint16_t *dst = reinterpret_cast<uint16_t *>(a_smem);
+    const int total = t.na * t.ksteps * (a_slice_bytes / 2);
+    for (int e = threadIdx.x; e < total; e += blockDim.x) {
+        const int slice = e >> 10, within = e & 1023;
+        const int k8 = within >> 9, m8 = (within >> 6) & 7, mr = (within >> 3) & 7, kk = within & 7;
+        const int m = 8 * m8 + mr, a = slice / t.ksteps, ks = slice - a * t.ksteps;
+        const int r = m / S, i = m % S;
+        const int x = S * a + i, y = frag * ks + 8 * k8 + kk - r;
+        dst[e] = x < args.io.ker.width && y >= 0 && y < args.io.ker.height
+                     ? __half_as_ushort(args.io.ker.tap(x, y, args.io.flip))
+                     : uint16_t(0);
+    }
+}
+
+// Sub-tile u (columns 16 u .. 16 u + 15) of a warp's accumulators as two m16n8 fragments.
+__device__ __forceinline__ void sub_tile(const float (&d)[128], int u, float (&f)[2][4]) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            f[h][e] = d[8 * u + 4 * h + e];
+        }
+    }
+}
+
+// Output (j, k) summed on CUDA cores over the real taps only (out of line: the main
+// loop keeps its registers).
+__device__ __noinline__ float exact_output(const Problem &p, int j, int k) {
+    float s = 0.f;
+    for (int y = 0; y < p.ker.height; y++) {
+        const __half *row = p.img.data + int64_t(k + y) * p.img.stride + j;
+        for (int x = 0; x < p.ker.width; x++) {
+            s += __half2float(p.ker.tap(x, y, p.flip)) * __half2float(row[x]);
+        }
+    }
+    return s;
+}
+
+template <int S, typename Out>
+__global__ void __launch_bounds__(block_threads, 1)
+    im2tensor_wgmma_kernel(const __grid_constant__ WgmmaArgs<Out> args) {
+    constexpr int R = m_rows / S;  // output rows per M block
+    constexpr int Q = S / frag;    // warps per output row
+    extern __shared__ unsigned char smem_raw[];
+    const WgmmaTiling &t = args.t;
+    const uint32_t raw = shared_address(smem_raw), base = (raw + 127) & ~127u;
+    unsigned char *const smem = smem_raw + (base - raw);
+    const uint32_t full = base, empty = base + 8 * max_stages;
+    const uint32_t a_base = base + t.a_offset, stage_base = base + t.stage_offset;
+    const int items = t.tiles_x * t.bands;
+    const int my_items = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
+
+    stage_kernel_operand<S>(smem + t.a_offset, args);
+    fence_proxy_async();  // A's stores before the consumers' wgmma read it
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < t.stages; s++) {
+            mbarrier_init(full + 8 * s, 1);
+            mbarrier_init(empty + 8 * s, consumer_groups);
+        }
+        mbarrier_init_fence();
+    }
+    __syncthreads();
+
+    if (threadIdx.x >= consumer_threads) {
+        // The producer: the band's planes of each item, as far ahead as the ring allows.
+        set_max_registers_dec<producer_registers>();
+        if (threadIdx.x == consumer_threads) {
+            for (int n = 0; n < my_items; n++) {
+                const int stage = n % t.stages;
+                mbarrier_wait(empty + 8 * stage, ((n / t.stages) & 1) ^ 1);
+                const int item = int(blockIdx.x) + n * int(gridDim.x);
+                const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
+                const uint32_t dst = stage_base + stage * t.stage_bytes, bar = full + 8 * stage;
+                mbarrier_arrive_expect_tx(bar, t.planes * t.rows * plane_row_bytes);
+                for (int p = 0; p < t.planes; p++) {
+                    tma_load_2d(dst + p * t.plane_stride, &args.image_map, tile * t.out_columns + p * plane_columns,
+                                band * t.band_rows, bar);
+                }
+            }
+        }
+        return;
+    }
+
+    set_max_registers_inc<consumer_registers>();
+    const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int r = warp * frag / S, q = warp % Q;
+    const int warp_id = threadIdx.x >> 5;
+    float *const gather = reinterpret_cast<float *>(smem + t.gather_offset) + warp_id * gather_batch * reduce_floats;
+    float *const pair = reinterpret_cast<float *>(smem + t.pair_offset) + (warp_id / 2) * pair_floats;
+    const DiagonalLane diag(lane);
+    const int groups = t.band_rows / R;
+    float acc[128];
+    int turn = 0;  // row groups this warpgroup has finished: the pair buffer's half
+
+    for (int n = 0; n < my_items; n++) {
+        const int stage = n % t.stages;
+        mbarrier_wait(full + 8 * stage, (n / t.stages) & 1);
+        const int item = int(blockIdx.x) + n * int(gridDim.x);
+        const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
+        const int c0 = tile * t.out_columns;
+        const uint32_t b_stage = stage_base + stage * t.stage_bytes;
+        for (int g = group; g < groups; g += consumer_groups, turn++) {
+            wgmma_fence();
+            for (int a = 0; a < t.na; a++) {
+                const uint32_t b_block = b_stage + a * (S / plane_columns) * t.plane_stride + g * R * plane_row_bytes;
+                for (int ks = 0; ks < t.ksteps; ks++) {
+                    const uint64_t da = wgmma_descriptor(a_base + (a * t.ksteps + ks) * a_slice_bytes, 1024, 128);
+                    const uint64_t db =
+                        wgmma_descriptor(b_block + ks * frag * plane_row_bytes, 8 * plane_row_bytes, t.plane_stride);
+                    wgmma_m64n256k16<1>(acc, da, db, a + ks > 0);
+                }
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+
+            // Diagonal sums: sums[p] of lane L is column 32 p + L of this warp's sums, output
+            // c0 + 32 p + L - 16 q (sub-tile 0's lower parts and sub-tile 15's upper parts
+            // belong to outputs of the neighbouring tiles).
+            float carry[4] = {0.f, 0.f, 0.f, 0.f}, total0[4], total1[4], f[2][4];
+            sub_tile(acc, 0, f);
+            diag.split(f, carry, total0);
+            float sums[sub_tiles / 2];
+#pragma unroll
+            for (int b = 0; b < sub_tiles / 2; b += gather_batch) {
+#pragma unroll
+                for (int p = b; p < b + gather_batch; p++) {
+                    sub_tile(acc, 2 * p + 1, f);
+                    diag.split(f, carry, total0);
+                    if (2 * p + 2 < sub_tiles) {
+                        sub_tile(acc, 2 * p + 2, f);
+                    } else {
+                        f[0][0] = f[0][1] = f[0][2] = f[0][3] = f[1][0] = f[1][1] = f[1][2] = f[1][3] = 0.f;
+                    }
+                    diag.split(f, carry, total1);
+                    diag.scatter(gather + (p - b) * reduce_floats, total0, total1);
+                }
+                __syncwarp();
+#pragma unroll
+                for (int p = b; p < b + gather_batch; p++) {
+                    sums[p] = DiagonalLane::collect(gather + (p - b) * reduce_floats, lane);
+                }
+                __syncwarp();
+            }
+            const int y = band * t.band_rows + g * R + r;
+            float *const right = pair + (turn & 1) * tile_columns;
+            if constexpr (Q == 2) {
+                if (q == 1) {
+#pragma unroll
+                    for (int p = 0; p < sub_tiles / 2; p++) {
+                        right[32 * p + lane] = sums[p];
+                    }
+                }
+                named_barrier(1 + warp_id / 2, 64);
+            }
+            if (q == 0) {
+#pragma unroll
+                for (int p = 0; p < sub_tiles / 2; p++) {
+                    const int v = 32 * p + lane, j = c0 + v;
+                    float s = sums[p];
+                    if constexpr (Q == 2) {
+                        s += v + frag < tile_columns ? right[v + frag] : 0.f;
+                    }
+                    if (v < t.out_columns && j < args.io.out_width && y < args.io.out_height) {
+                        if (!isfinite(s)) {
+                            s = exact_output(args.io, j, y);
+                        }
+                        *args.io.template at<Out>(j, y) = to_output<Out>(s);
+                    }
+                }
+            }
+        }
+        if ((threadIdx.x & 127) == 0) {
+            mbarrier_arrive(empty + 8 * stage);
+        }
+    }
+}
+
+// The tiling of a kernel-column width s, or stages == 0 when none fits smem_limit: the
+// tallest band (64, 32, 16 output rows) with two stages or more, else with one.
+WgmmaTiling tiling_for(int s, int kw, int kh, int out_w, int out_h, int smem_limit) {
+    const int r = m_rows / s;
+    WgmmaTiling t{};
+    t.s = s;
+    t.na = (kw + s - 1) / s;
+    t.ksteps = (kh + r - 1 + frag - 1) / frag;
+    t.planes = (tile_columns + s * (t.na - 1)) / plane_columns;
+    t.out_columns = tile_columns - s;
+    t.a_offset = barrier_bytes;
+    t.gather_offset = t.a_offset + t.na * t.ksteps * a_slice_bytes;
+    t.pair_offset = t.gather_offset + gather_bytes;
+    t.stage_offset = t.pair_offset + (s == 32 ? pair_bytes : 0);
+    WgmmaTiling one_stage{};
+    for (int band_rows : {64, 32, 16}) {
+        WgmmaTiling c = t;
+        c.band_rows = band_rows;
+        c.rows = band_rows - r + frag * t.ksteps;
+        if (c.rows > tma_box_max) {
+            continue;
+        }
+        c.plane_stride = (c.rows * plane_row_bytes + 127) / 128 * 128;
+        c.stage_bytes = c.planes * c.plane_stride;
+        const int room = smem_limit - 128 - c.stage_offset;
+        c.stages = std::min(max_stages, std::max(0, room / c.stage_bytes));
+        c.smem_bytes = 128 + c.stage_offset + c.stages * c.stage_bytes;
+        c.tiles_x = (out_w + c.out_columns - 1) / c.out_columns;
+        c.bands = (out_h + band_rows - 1) / band_rows;
+        if (c.stages >= 2) {
+            return c;
+        }
+        if (c.stages == 1 && one_stage.stages == 0) {
+            one_stage = c;
+        }
+    }
+    return one_stage;
+}
+
+// Clocks of an SM per output, for choosing s. Both warpgroups of a block run their row
+// groups in step, so the tensor cores' time (a m64n256k16 wgmma takes 128 clocks of an H100
+// SM, shared by the two) and the epilogue's add up. The epilogue costs about the same per
+// row group for either s (the diagonal sums of 16 sub-tiles per warp), which holds 960
+// outputs for s = 16 and 448 for s = 32: measured (H100, 4096^2) about 2660 clocks per
+// pair of s = 16 groups and 3150 per pair of s = 32 groups. So s = 16 wins unless only
+// s = 32 fits (kernels about 100 wide and more).
+double clocks_per_output(const WgmmaTiling &t) {
+    const int r = m_rows / t.s;
+    const double outputs = double(r) * t.out_columns;
+    const double tensor = double(t.na) * t.ksteps * 128 / outputs;
+    const double epilogue = (t.s == 16 ? 2660.0 : 3150.0) / (2 * outputs);
+    return tensor + epilogue;
+}
+
+struct DeviceLimits {
+    int major = 0, minor = 0, smem_limit = 0, sms = 0;
+};
+
+cudaError_t current_device(DeviceLimits *d) {
+    int id = 0;
+    cudaError_t e = cudaGetDevice(&id);
+    const std::pair<cudaDeviceAttr, int *> queries[] = {{cudaDevAttrComputeCapabilityMajor, &d->major},
+                                                        {cudaDevAttrComputeCapabilityMinor, &d->minor},
+                                                        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->smem_limit},
+                                                        {cudaDevAttrMultiProcessorCount, &d->sms}};
+    for (const auto &[attribute, value] : queries) {
+        if (e == cudaSuccess) {
+            e = cudaDeviceGetAttribute(value, attribute, id);
+        }
+    }
+    return e;
+}
+
+// The image as a 2-D f16 tensor whose boxes are one plane of a stage: 8 columns x rows.
+cudaError_t encode_image_map(const View<const __half> &img, const WgmmaTiling &t, CUtensorMap *map) {
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    const cuuint64_t dims[2] = {cuuint64_t(img.width), cuuint64_t(img.height)};
+    const cuuint64_t strides[1] = {cuuint64_t(img.stride) * 2};
+    const cuuint32_t box[2] = {plane_columns, cuuint32_t(t.rows)};
+    const cuuint32_t unit[2] = {1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half *>(img.data), dims, strides,
+                              box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <int S, typename Out>
+cudaError_t launch_with(const WgmmaArgs<Out> &args, int blocks, cudaStream_t stream) {
+    const auto kernel = im2tensor_wgmma_kernel<S, Out>;
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, args.t.smem_bytes);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    kernel<<<blocks, block_threads, args.t.smem_bytes, stream>>>(args);
+    return cudaGetLastError();
+}
+
+// The cheaper tiling of the two kernel-column widths on device d; false where the wgmma
+// kernel does not run: not an sm_90 device, a driver without tensor maps, image rows TMA
+// cannot address (a 16-byte aligned start, 16-byte multiples apart; a problem without
+// data, as the workspace query gives, is taken as aligned), or no tiling fits.
+bool wgmma_tiling(const Problem &p, const DeviceLimits &d, WgmmaTiling *best) {
+    if (d.major != 9 || d.minor != 0 || tensor_map_encoder() == nullptr) {
+        return false;
+    }
+    if (p.img.data != nullptr &&
+        ((reinterpret_cast<uintptr_t>(p.img.data) & 15) != 0 || p.img.stride % plane_columns != 0)) {
+        return false;
+    }
+    *best = WgmmaTiling{};
+    for (int s : {16, 32}) {
+        const WgmmaTiling t = tiling_for(s, p.ker.width, p.ker.height, p.out_width, p.out_height, d.smem_limit);
+        if (t.stages > 0 && (best->stages == 0 || clocks_per_output(t) < clocks_per_output(*best))) {
+            *best = t;
+        }
+    }
+    return best->stages > 0;
+}
+
+}  // namespace
+
+bool im2tensor_wgmma_runs(const Problem &p) {
+    DeviceLimits d;
+    WgmmaTiling t;
+    return current_device(&d) == cudaSuccess && wgmma_tiling(p, d, &t);
+}
+
+template <typename Out>
+cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran) {
+    *ran = false;
+    DeviceLimits d;
+    WgmmaArgs<Out> args{};
+    cudaError_t e = current_device(&d);
+    if (e != cudaSuccess || !wgmma_tiling(p, d, &args.t)) {
+        return e;
+    }
+    *ran = true;
+    args.io = p;
+    e = encode_image_map(p.img, args.t, &args.image_map);
+    if (e == cudaSuccess) {
+        const int blocks = std::max(1, std::min(args.t.tiles_x * args.t.bands, d.sms));
+        e = args.t.s == 32 ? launch_with<32>(args, blocks, stream) : launch_with<16>(args, blocks, stream);
+    }
+    return e;
+}
+
+template cudaError_t launch_im2tensor_wgmma<float>(const Problem &, cudaStream_t, bool *);
+template cudaError_t launch_im2tensor_wgmma<__half>(const Problem &, cudaStream_t, bool *);
+
+}  // namespace halconv::rk::tc
