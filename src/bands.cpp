@@ -7,7 +7,7 @@
 namespace halconv::internal {
 
 BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int offset_x, int offset_y,
-                       size_t storage_bytes, size_t output_bytes, int band_rows) {
+                       size_t storage_bytes, size_t output_bytes, int band_rows, int row_multiple) {
     BandLayout l;
     l.image = image;
     l.kernel = kernel;
@@ -23,6 +23,7 @@ BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int off
         const size_t fit = band_target_bytes > halo ? (band_target_bytes - halo) / (slab_row + out_row) : 0;
         band_rows = int(std::min<size_t>(std::max<size_t>({fit, size_t(kernel.height), 1}), size_t(output.height)));
     }
+    band_rows = (band_rows + row_multiple - 1) / row_multiple * row_multiple;
     l.band_rows = std::min(band_rows, output.height);
     l.bands = (output.height + l.band_rows - 1) / l.band_rows;
     return l;
@@ -61,7 +62,7 @@ void copy_slab_rows(const BandCall &call, int band, void *slab, uint8_t *row_is_
         const int64_t y = l.source_row(band, r, call.boundary);
         row_is_fill[r] = y < 0;
         if (y >= 0) {
-            std::memcpy(static_cast<uint8_t *>(slab) + (size_t(r) * s.width + l.offset_x) * e,
+            std::memcpy(static_cast<uint8_t *>(slab) + (size_t(r) * size_t(l.slab_pitch()) + l.offset_x) * e,
                         call.image->host + size_t(y) * pitch, size_t(l.image.width) * e);
         }
     }
@@ -74,6 +75,7 @@ rk::BandPads pads_of(const BandCall &call, int band, void *slab, const uint8_t *
     p.slab = slab;
     p.elem_bytes = int(l.storage_bytes);
     p.width = s.width;
+    p.pitch = l.slab_pitch();
     p.rows = s.height;
     p.offset_x = l.offset_x;
     p.image_width = l.image.width;
@@ -86,7 +88,7 @@ rk::BandPads pads_of(const BandCall &call, int band, void *slab, const uint8_t *
 
 namespace {
 
-// A 2D view of `extent` over dense host rows `stride` elements apart.
+// A 2D view of `extent` over host rows `stride` elements apart.
 struct HostView {
     halide_dimension_t dims[2];
     halide_buffer_t buffer{};
@@ -105,7 +107,7 @@ struct HostView {
 void run_bands_cpu(const BandCall &call) {
     const BandLayout &l = call.layout;
     const Extent2d biggest = l.slab(l.band_rows);
-    std::vector<uint8_t> slab(size_t(biggest.width) * biggest.height * l.storage_bytes);
+    std::vector<uint8_t> slab(size_t(l.slab_pitch()) * biggest.height * l.storage_bytes);
     std::vector<uint8_t> row_is_fill(size_t(biggest.height));
     const Plan full = call.plan_for(l.band_rows);
     const int last_rows = l.rows_of(l.bands - 1);
@@ -117,7 +119,7 @@ void run_bands_cpu(const BandCall &call) {
         const bool any_fill = std::any_of(row_is_fill.begin(), row_is_fill.begin() + l.slab(rows).height,
                                           [](uint8_t f) { return f != 0; });
         rk::band_fill_pads_host(pads_of(call, b, slab.data(), row_is_fill.data(), any_fill));
-        HostView in(call.image->type, slab.data(), l.slab(rows), l.slab(rows).width);
+        HostView in(call.image->type, slab.data(), l.slab(rows), int(l.slab_pitch()));
         HostView out(call.output->type, call.output->host + size_t(l.first_row(b)) * out_pitch, {l.output.width, rows},
                      call.output->dim[1].stride);
         (rows == l.band_rows ? full : last).run(&in.buffer, &out.buffer, nullptr);

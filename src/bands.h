@@ -28,8 +28,18 @@ struct BandLayout {
 
     int first_row(int band) const { return band * band_rows; }
     int rows_of(int band) const { return std::min(band_rows, output.height - first_row(band)); }
-    // The slab of a band of `rows` output rows.
+    // Whether slab rows are 16-byte multiples apart, as the Hopper tensor-core kernel's TMA
+    // reads them, or deliberately not: the slab mirrors the image the one-shot call's
+    // extern stage reads (the padded extended image in same and full mode, the caller's in
+    // valid mode), so that bands run the kernel that call runs and give the same bits.
+    bool tma_rows = true;
+    // The slab of a band of `rows` output rows, and the elements between its rows.
     Extent2d slab(int rows) const { return {output.width + kernel.width - 1, rows + kernel.height - 1}; }
+    int64_t slab_pitch() const {
+        const int64_t width = output.width + kernel.width - 1, per_16_bytes = int64_t(16 / storage_bytes);
+        const int64_t padded = (width + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+        return tma_rows ? padded : (width % per_16_bytes == 0 ? width + 1 : width);
+    }
     // The image row slab row r of `band` copies; -1 for a row of the fill.
     int64_t source_row(int band, int r, Boundary boundary) const {
         return rk::band_source_index(int64_t(first_row(band)) + r - offset_y, image.height, int(boundary));
@@ -38,9 +48,13 @@ struct BandLayout {
 
 // The bands of a call; band_rows <= 0: as many rows as keep a band's slab and output
 // within band_target_bytes (at least one, and at least the kernel's height where the
-// output has that many, so that the halo stays under half a slab).
+// output has that many, so that the halo stays under half a slab). Bands start at
+// multiples of row_multiple (band_rows rounded up to one, short of the last band): an
+// algorithm whose sums depend on an output row's position modulo that (the tensor-core
+// kernels, halconv_tc_row_phase in single_channel/halconv_tc.h) then gives every band's rows the same
+// bits as the one-shot call.
 BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int offset_x, int offset_y,
-                       size_t storage_bytes, size_t output_bytes, int band_rows);
+                       size_t storage_bytes, size_t output_bytes, int band_rows, int row_multiple = 1);
 
 // Whether a call on these buffers runs in bands: both host-resident, and Banding::always,
 // or Banding::automatic on CUDA when they and the plan's workspace would not fit in the

@@ -113,13 +113,13 @@ uint8_t *base_of(const halide_buffer_t *b, Memory m) {
     return m == Memory::device ? reinterpret_cast<uint8_t *>(b->device) : b->host;
 }
 
-// A 2D view of dense device rows.
+// A 2D view of device rows `pitch` elements apart (0: dense).
 struct DeviceView {
     halide_dimension_t dims[2];
     halide_buffer_t buffer{};
-    DeviceView(halide_type_t type, void *data, Extent2d extent) {
+    DeviceView(halide_type_t type, void *data, Extent2d extent, int64_t pitch = 0) {
         dims[0] = {0, extent.width, 1, 0};
-        dims[1] = {0, extent.height, extent.width, 0};
+        dims[1] = {0, extent.height, int32_t(pitch > 0 ? pitch : extent.width), 0};
         buffer.device = reinterpret_cast<uintptr_t>(data);
         buffer.device_interface = cuda_device_interface();
         buffer.type = type;
@@ -174,7 +174,7 @@ void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, Memo
     const BandLayout &l = call.layout;
     const int rows = l.rows_of(band);
     const Extent2d s = l.slab(rows);
-    const size_t e = l.storage_bytes, slab_pitch = size_t(s.width) * e;
+    const size_t e = l.storage_bytes, slab_pitch = size_t(l.slab_pitch()) * e;
     const size_t image_pitch = size_t(call.image->dim[1].stride) * e;
     auto *slab = static_cast<uint8_t *>(lane.device_slab);
     bool any_fill = false;
@@ -210,7 +210,7 @@ void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, Memo
     check_cuda(
         cudaError_t(rk::band_fill_pads_cuda(pads_of(call, band, slab, lane.device_flags, any_fill), lane.stream)),
         "filling a band's pads");
-    DeviceView in(call.image->type, slab, s);
+    DeviceView in(call.image->type, slab, s, l.slab_pitch());
     DeviceView out(call.output->type, lane.device_rows, {l.output.width, rows});
     plan.run(&in.buffer, &out.buffer, reinterpret_cast<Stream>(lane.stream));
     const size_t row_bytes = size_t(l.output.width) * l.output_bytes;
@@ -255,7 +255,7 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
 
     std::lock_guard<std::mutex> lock(resources.mutex);
     const Extent2d biggest = l.slab(l.band_rows);
-    const size_t slab_bytes = size_t(biggest.width) * biggest.height * l.storage_bytes;
+    const size_t slab_bytes = size_t(l.slab_pitch()) * biggest.height * l.storage_bytes;
     const size_t rows_bytes = size_t(l.output.width) * l.band_rows * l.output_bytes;
     // Lanes of another layout or device list are of no use to this call.
     std::vector<std::pair<int, int>> wanted;  // (device, lane index on it)

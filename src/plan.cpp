@@ -15,6 +15,7 @@
 #include "geometry.h"
 #include "internal.h"
 #include "registry.h"
+#include "single_channel/halconv_tc.h"
 #include "workspace_pool.h"
 
 namespace halconv {
@@ -540,10 +541,15 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
     const Options &o = s.options;
     const bool flip = s.operation == Operation::convolve;
     internal::BandCall call;
-    call.layout =
-        internal::band_layout(s.image, s.kernel, s.output, internal::mode_offset(s.kernel.width, o.mode, flip),
-                              internal::mode_offset(s.kernel.height, o.mode, flip), s.types.storage.bytes(),
-                              s.types.output.bytes(), o.bands.band_rows);
+    call.layout = internal::band_layout(
+        s.image, s.kernel, s.output, internal::mode_offset(s.kernel.width, o.mode, flip),
+        internal::mode_offset(s.kernel.height, o.mode, flip), s.types.storage.bytes(), s.types.output.bytes(),
+        o.bands.band_rows, s.row->tensor_cores ? int(halconv_tc_row_phase) : 1);
+    // Valid mode reads the caller's image as it is: rows TMA can read where its row pitch
+    // is a 16-byte multiple and (device-resident) its first sample 16-byte aligned.
+    const size_t e = s.types.storage.bytes();
+    call.layout.tma_rows = o.mode != Mode::valid || (size_t(image->dim[1].stride) * e % 16 == 0 &&
+                                                     (image->device == 0 || image->device % 16 == 0));
     call.image = image;
     call.output = output;
     call.boundary = o.boundary;

@@ -42,6 +42,27 @@ TEST(BandLayout, BandsOfOneRowAndKernelsTallerThanABand) {
     EXPECT_EQ(whole.rows_of(0), 5);
 }
 
+// Tensor-core bands start at multiples of halconv_tc_row_phase (17 asked: 20), and slab
+// rows lie as the image the one-shot call's extern stage reads: 16-byte multiples apart
+// (219 halfs: 224), or, mirroring a caller's valid-mode image TMA cannot read, not.
+TEST(BandLayout, TensorCoreBandsKeepTheRowPhaseAndTheImagesPitchKind) {
+    BandLayout l = band_layout({203, 99}, {17, 31}, {203, 99}, 8, 15, 2, 4, 17, 4);
+    EXPECT_EQ(l.band_rows, 20);
+    EXPECT_EQ(l.bands, 5);
+    EXPECT_EQ(l.rows_of(4), 19);
+    EXPECT_EQ(l.slab(20).width, 219);
+    EXPECT_EQ(l.slab_pitch(), 224);
+    l.tma_rows = false;
+    EXPECT_EQ(l.slab_pitch(), 219);
+    BandLayout even = band_layout({200, 50}, {9, 9}, {200, 50}, 4, 4, 2, 4, 0, 4);
+    EXPECT_EQ(even.band_rows % 4, 2);  // all 50 rows in one band: the output's own height
+    EXPECT_EQ(even.slab_pitch(), 208);
+    even.tma_rows = false;
+    EXPECT_EQ(even.slab_pitch(), 209);  // 208 halfs would be readable: one more
+    // f32 storage: four elements per 16 bytes.
+    EXPECT_EQ(band_layout({201, 50}, {3, 3}, {201, 50}, 1, 1, 4, 4, 8).slab_pitch(), 204);
+}
+
 TEST(BandLayout, ChosenRowsKeepABandWithinItsTarget) {
     const BandLayout l = band_layout({32768, 32768}, {31, 31}, {32768, 32768}, 15, 15, 4, 4, 0);
     const size_t bytes =

@@ -12,7 +12,7 @@ void fill_pads(const BandPads &p) {
     std::memcpy(&fill, &p.fill_bits, sizeof(T));
     const int64_t right = p.offset_x + p.image_width;
     for (int64_t r = 0; r < p.rows; r++) {
-        T *row = static_cast<T *>(p.slab) + r * p.width;
+        T *row = static_cast<T *>(p.slab) + r * p.pitch;
         if (p.row_is_fill[r]) {
             for (int64_t c = 0; c < p.width; c++) {
                 row[c] = fill;

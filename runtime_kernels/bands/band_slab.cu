@@ -21,7 +21,7 @@ __global__ void fill_pads_kernel(BandPads p) {
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pads * p.rows; i += stride) {
         const int64_t r = i / pads, k = i % pads;
         const int64_t c = k < p.offset_x ? k : k + p.image_width;
-        T *row = slab + r * p.width;
+        T *row = slab + r * p.pitch;
         if (p.row_is_fill[r]) {
             row[c] = fill;
             continue;
@@ -35,7 +35,7 @@ __global__ void fill_pads_kernel(BandPads p) {
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.image_width * p.rows; i += stride) {
         const int64_t r = i / p.image_width;
         if (p.row_is_fill[r]) {
-            slab[r * p.width + p.offset_x + i % p.image_width] = fill;
+            slab[r * p.pitch + p.offset_x + i % p.image_width] = fill;
         }
     }
 }

@@ -51,9 +51,10 @@ HALCONV_HOST_DEVICE inline int64_t band_source_index(int64_t i, int64_t n, int b
 // whose row_is_fill entry is nonzero is entirely the fill (constant boundary, a row
 // outside the image).
 struct BandPads {
-    void *slab = nullptr;  // dense rows of `width` elements of elem_bytes (2, 4 or 8)
+    void *slab = nullptr;  // rows of `width` elements of elem_bytes (2, 4 or 8), `pitch` elements apart
     int elem_bytes = 0;
     int64_t width = 0;     // W + kw - 1
+    int64_t pitch = 0;     // >= width
     int64_t rows = 0;      // band rows + kh - 1
     int64_t offset_x = 0;  // the mode's horizontal offset: pads [0, offset_x) and [offset_x + image_width, width)
     int64_t image_width = 0;

@@ -18,6 +18,12 @@
 extern "C" {
 #endif
 
+// The kernels sum an output from the same products in the same order wherever it lies,
+// except for its row's position modulo this: the Hopper kernel stacks 2 or 4 output rows
+// in one wgmma (im2tensor_fused_sm90.cu). Row bands start at multiples of it, so that they
+// reproduce the one-shot call bit for bit (src/bands.h).
+enum { halconv_tc_row_phase = 4 };
+
 // im2tensor (seed 000 Algorithm 1): P = K^T S into a global buffer, then Tr+.
 int halconv_tc_im2tensor_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
 int halconv_tc_im2tensor_f16(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);
