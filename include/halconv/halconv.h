@@ -71,7 +71,10 @@
 // tensor_core_max_kernel per axis; other precisions are refused (ErrorCode::unsupported).
 // They accumulate in float32 whatever the precision; f16 then means a float16 result.
 // Every mode and boundary is supported (same and full build the extended image on the
-// GPU first, an image-sized temporary).
+// GPU first, an image-sized temporary). On sm_90 devices im2tensor_fused and
+// im2tensor_atomic at f16 / f16f32 run a Hopper (wgmma) kernel where the image's rows are
+// 16-byte aligned (always in same and full mode; in valid mode when the caller's are),
+// the mma.sync kernels elsewhere; results of the two differ within the stated bound.
 //
 // Element types per precision (halconv::Precision):
 //   f64: float64 image, kernel and output       f32: float32 everywhere
