@@ -99,6 +99,12 @@ __device__ inline void named_barrier(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrives at hardware barrier `id` without waiting (whole warps; `threads` counts the
+// arrivals and the waiters together).
+__device__ inline void named_barrier_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Warpgroup-wide register budget changes (setmaxnreg): a producer warpgroup lowers its
 // per-thread count so that consumer warpgroups can raise theirs.
 template <int Registers>
