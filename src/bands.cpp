@@ -23,8 +23,8 @@ BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int off
         const size_t fit = band_target_bytes > halo ? (band_target_bytes - halo) / (slab_row + out_row) : 0;
         band_rows = int(std::min<size_t>(std::max<size_t>({fit, size_t(kernel.height), 1}), size_t(output.height)));
     }
-    band_rows = (band_rows + row_multiple - 1) / row_multiple * row_multiple;
-    l.band_rows = std::min(band_rows, output.height);
+    const int64_t rounded = (int64_t(band_rows) + row_multiple - 1) / row_multiple * row_multiple;
+    l.band_rows = int(std::min<int64_t>(rounded, output.height));
     l.bands = (output.height + l.band_rows - 1) / l.band_rows;
     return l;
 }

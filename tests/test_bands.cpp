@@ -59,6 +59,8 @@ TEST(BandLayout, TensorCoreBandsKeepTheRowPhaseAndTheImagesPitchKind) {
     EXPECT_EQ(even.slab_pitch(), 208);
     even.tma_rows = false;
     EXPECT_EQ(even.slab_pitch(), 209);  // 208 halfs would be readable: one more
+    // Rows asked near INT_MAX round without overflowing: one band.
+    EXPECT_EQ(band_layout({200, 50}, {9, 9}, {200, 50}, 4, 4, 2, 4, 2147483647, 4).bands, 1);
     // f32 storage: four elements per 16 bytes.
     EXPECT_EQ(band_layout({201, 50}, {3, 3}, {201, 50}, 1, 1, 4, 4, 8).slab_pitch(), 204);
 }
