@@ -254,11 +254,9 @@ size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width
 size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
                                        std::string_view precision, bool atomic);
 
-// im2tensor on Hopper (im2tensor_fused_sm90.cu, sm_90a machine code; no scratch): whether
-// it runs p on the current device (an sm_90 GPU, image rows TMA can address, a tiling that
-// fits), and the launch, which sets *ran to that and, where false, launches nothing. Out:
-// float or __half.
-bool im2tensor_wgmma_runs(const Problem &p);
+// im2tensor on Hopper (im2tensor_fused_sm90.cu, sm_90a machine code; no scratch): runs p
+// where the current device is an sm_90 GPU, TMA can address the image's rows and a tiling
+// fits, setting *ran to whether it did; launches nothing otherwise. Out: float or __half.
 template <typename Out>
 cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran);
 

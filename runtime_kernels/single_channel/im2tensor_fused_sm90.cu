@@ -415,12 +415,6 @@ bool wgmma_tiling(const Problem &p, const DeviceLimits &d, WgmmaTiling *best) {
 
 }  // namespace
 
-bool im2tensor_wgmma_runs(const Problem &p) {
-    DeviceLimits d;
-    WgmmaTiling t;
-    return current_device(&d) == cudaSuccess && wgmma_tiling(p, d, &t);
-}
-
 template <typename Out>
 cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran) {
     *ran = false;
