@@ -11,6 +11,7 @@
 
 #include "bands/band_slab.h"
 #include "internal.h"
+#include "single_channel/halconv_tc.h"
 
 namespace halconv::internal {
 
@@ -36,9 +37,8 @@ struct BandLayout {
     // The slab of a band of `rows` output rows, and the elements between its rows.
     Extent2d slab(int rows) const { return {output.width + kernel.width - 1, rows + kernel.height - 1}; }
     int64_t slab_pitch() const {
-        const int64_t width = output.width + kernel.width - 1, per_16_bytes = int64_t(16 / storage_bytes);
-        const int64_t padded = (width + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
-        return tma_rows ? padded : (width % per_16_bytes == 0 ? width + 1 : width);
+        const int64_t width = output.width + kernel.width - 1, padded = halconv_tc_tma_pitch(width, storage_bytes);
+        return tma_rows ? padded : (padded == width ? width + 1 : width);
     }
     // The image row slab row r of `band` copies; -1 for a row of the fill.
     int64_t source_row(int band, int r, Boundary boundary) const {

@@ -41,7 +41,7 @@ struct PlanState {
     // an extern stage's padded form, the autoscheduled output scratch.
     size_t extern_bytes = 0, extended_offset = 0, scratch_offset = 0;
     Extent2d extended;       // 0 x 0: none
-    int extended_pitch = 0;  // elements between its rows: 16-byte multiples, as TMA reads rows (Hopper im2tensor)
+    int extended_pitch = 0;  // elements between its rows: halconv_tc_tma_pitch (Hopper im2tensor)
     Extent2d scratch;        // autoscheduled outputs smaller than autoscheduled_min_extent run into this
     // The cuFFT stage's plans and the kernel's spectrum (fft on CUDA), made once.
     std::shared_ptr<rk::PreparedFft> fft;
@@ -258,7 +258,7 @@ void finish(PlanState &s) {
         device_bytes = rk::align_scratch(s.extern_bytes);
         if (s.options.mode != Mode::valid) {
             s.extended = {s.output.width + s.kernel.width - 1, s.output.height + s.kernel.height - 1};
-            s.extended_pitch = (s.extended.width + 7) / 8 * 8;
+            s.extended_pitch = int(halconv_tc_tma_pitch(s.extended.width, int64_t(s.types.storage.bytes())));
             s.extended_offset = device_bytes;
             device_bytes +=
                 rk::align_scratch(size_t(s.extended_pitch) * size_t(s.extended.height) * s.types.storage.bytes());
@@ -545,11 +545,10 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
         s.image, s.kernel, s.output, internal::mode_offset(s.kernel.width, o.mode, flip),
         internal::mode_offset(s.kernel.height, o.mode, flip), s.types.storage.bytes(), s.types.output.bytes(),
         o.bands.band_rows, s.row->tensor_cores ? int(halconv_tc_row_phase) : 1);
-    // Valid mode reads the caller's image as it is: rows TMA can read where its row pitch
-    // is a 16-byte multiple and (device-resident) its first sample 16-byte aligned.
-    const size_t e = s.types.storage.bytes();
-    call.layout.tma_rows = o.mode != Mode::valid || (size_t(image->dim[1].stride) * e % 16 == 0 &&
-                                                     (image->device == 0 || image->device % 16 == 0));
+    // Valid mode reads the caller's image as it is.
+    call.layout.tma_rows =
+        o.mode != Mode::valid ||
+        halconv_tc_tma_rows(uintptr_t(image->device), int64_t(image->dim[1].stride) * s.types.storage.bytes());
     call.image = image;
     call.output = output;
     call.boundary = o.boundary;

@@ -1,5 +1,6 @@
 // Host side of the Halide extern convention every stage shares (extern_call.cuh).
 #include <string>
+#include <utility>
 
 #include "HalideRuntimeCuda.h"
 #include "common/extern_call.cuh"
@@ -91,6 +92,20 @@ int finish_extern_call(void *user_context, const char *name, const char *what, c
     }
     out->set_device_dirty(true);
     return 0;
+}
+
+cudaError_t device_facts(DeviceFacts *d) {
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    for (auto [attr, out] : {std::pair{cudaDevAttrComputeCapabilityMajor, &d->major},
+                             {cudaDevAttrComputeCapabilityMinor, &d->minor},
+                             {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->smem_limit},
+                             {cudaDevAttrMultiProcessorCount, &d->sms}}) {
+        if (e == cudaSuccess) {
+            e = cudaDeviceGetAttribute(out, attr, device);
+        }
+    }
+    return e;
 }
 
 int device_sm_count() {

@@ -87,6 +87,13 @@ int finish_extern_call(void *user_context, const char *name, const char *what, c
 // Number of SMs of the current device (cached).
 int device_sm_count();
 
+// The current device's facts the launchers size their grids and plans by (and choose
+// the Hopper kernels by).
+struct DeviceFacts {
+    int major = 0, minor = 0, smem_limit = 0, sms = 0;
+};
+cudaError_t device_facts(DeviceFacts *d);
+
 // Lets Kernel launch with up to the device's opt-in shared memory; set once per kernel.
 template <auto Kernel>
 cudaError_t allow_opt_in_shared_memory() {

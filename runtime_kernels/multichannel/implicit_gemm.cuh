@@ -106,12 +106,6 @@ ImplicitProblem<Out> implicit_problem(const Tensor3<__half> &img, int in_w, int 
     return q;
 }
 
-// The current device's facts the launchers size their grids and plans by.
-struct DeviceFacts {
-    int major = 0, minor = 0, smem_limit = 0, sms = 0;
-};
-cudaError_t device_facts(DeviceFacts *d);
-
 // Halfs of the sm80 kernel's packed weights: every step's k run for each filter, the
 // filters rounded up to the plan's block.
 int64_t implicit_weight_halfs(const ImplicitPlan &p, int filters);

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <utility>
 
 #include "common/async_copy.cuh"
 #include "common/extern_call.cuh"
@@ -315,20 +314,6 @@ __global__ void repack_image(Tensor3<__half> in, int w, int pitch, __half *out, 
 }
 
 }  // namespace
-
-cudaError_t device_facts(DeviceFacts *d) {
-    int device = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    for (auto [attr, out] : {std::pair{cudaDevAttrComputeCapabilityMajor, &d->major},
-                             {cudaDevAttrComputeCapabilityMinor, &d->minor},
-                             {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->smem_limit},
-                             {cudaDevAttrMultiProcessorCount, &d->sms}}) {
-        if (e == cudaSuccess) {
-            e = cudaDeviceGetAttribute(out, attr, device);
-        }
-    }
-    return e;
-}
 
 cudaError_t aligned_image(const Tensor3<__half> &image, int in_w, int in_h, int align, Tensor3<__half> *img,
                           Scratch &scratch, cudaStream_t stream) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "HalideRuntime.h"
 
@@ -23,6 +24,18 @@ extern "C" {
 // in one wgmma (im2tensor_fused_sm90.cu). Row bands start at multiples of it, so that they
 // reproduce the one-shot call bit for bit (src/bands.h).
 enum { halconv_tc_row_phase = 4 };
+
+// The Hopper kernel reads image rows with TMA: from a 16-byte aligned start (0, a buffer
+// not on the device yet, counts as aligned: its device copy will be), 16-byte multiples
+// apart. Callers that lay out an image for it (the Plan's extended image, band slabs) pad
+// a row of `width` elements of `element_bytes` to halconv_tc_tma_pitch elements.
+static inline int halconv_tc_tma_rows(uintptr_t start, int64_t pitch_bytes) {
+    return start % 16 == 0 && pitch_bytes % 16 == 0;
+}
+static inline int64_t halconv_tc_tma_pitch(int64_t width, int64_t element_bytes) {
+    const int64_t per_16_bytes = 16 / element_bytes;
+    return (width + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+}
 
 // im2tensor (seed 000 Algorithm 1): P = K^T S into a global buffer, then Tr+.
 int halconv_tc_im2tensor_f16f32(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out);

@@ -38,7 +38,6 @@
 // taps, each output whose sum is not finite: one predicate per output on the fast path.
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 
 #include "common/async_copy.cuh"
 #include "common/extern_call.cuh"
@@ -95,7 +94,6 @@ struct WgmmaTiling {
     int smem_bytes;                                          // with 128 bytes of slack for that alignment
 };
 
-template <typename Out>
 struct WgmmaArgs {
     CUtensorMap image_map;  // the image, boxes of 8 columns x rows
     Problem io;             // for the outputs recomputed exactly
@@ -103,8 +101,8 @@ struct WgmmaArgs {
 };
 
 // A in shared memory: slice (a, k16 slice) at 2 KB each, [k8][m8][8 m][8 k] within it.
-template <int S, typename Out>
-__device__ void stage_kernel_operand(unsigned char *a_smem, const WgmmaArgs<Out> &args) {
+template <int S>
+__device__ void stage_kernel_operand(unsigned char *a_smem, const WgmmaArgs &args) {
     const WgmmaTiling &t = args.t;
     uint16_t *dst = reinterpret_cast<uint16_t *>(a_smem);
     const int total = t.na * t.ksteps * (a_slice_bytes / 2);
@@ -145,8 +143,7 @@ __device__ __noinline__ float exact_output(const Problem &p, int j, int k) {
 }
 
 template <int S, typename Out>
-__global__ void __launch_bounds__(block_threads, 1)
-    im2tensor_wgmma_kernel(const __grid_constant__ WgmmaArgs<Out> args) {
+__global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const __grid_constant__ WgmmaArgs args) {
     constexpr int R = m_rows / S;  // output rows per M block
     constexpr int Q = S / frag;    // warps per output row
     extern __shared__ unsigned char smem_raw[];
@@ -348,25 +345,6 @@ double clocks_per_output(const WgmmaTiling &t) {
     return tensor + epilogue;
 }
 
-struct DeviceLimits {
-    int major = 0, minor = 0, smem_limit = 0, sms = 0;
-};
-
-cudaError_t current_device(DeviceLimits *d) {
-    int id = 0;
-    cudaError_t e = cudaGetDevice(&id);
-    const std::pair<cudaDeviceAttr, int *> queries[] = {{cudaDevAttrComputeCapabilityMajor, &d->major},
-                                                        {cudaDevAttrComputeCapabilityMinor, &d->minor},
-                                                        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->smem_limit},
-                                                        {cudaDevAttrMultiProcessorCount, &d->sms}};
-    for (const auto &[attribute, value] : queries) {
-        if (e == cudaSuccess) {
-            e = cudaDeviceGetAttribute(value, attribute, id);
-        }
-    }
-    return e;
-}
-
 // The image as a 2-D f16 tensor whose boxes are one plane of a stage: 8 columns x rows.
 cudaError_t encode_image_map(const View<const __half> &img, const WgmmaTiling &t, CUtensorMap *map) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
@@ -381,26 +359,23 @@ cudaError_t encode_image_map(const View<const __half> &img, const WgmmaTiling &t
 }
 
 template <int S, typename Out>
-cudaError_t launch_with(const WgmmaArgs<Out> &args, int blocks, cudaStream_t stream) {
-    const auto kernel = im2tensor_wgmma_kernel<S, Out>;
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, args.t.smem_bytes);
+cudaError_t launch_with(const WgmmaArgs &args, int blocks, cudaStream_t stream) {
+    const cudaError_t e = allow_opt_in_shared_memory<im2tensor_wgmma_kernel<S, Out>>();
     if (e != cudaSuccess) {
         return e;
     }
-    kernel<<<blocks, block_threads, args.t.smem_bytes, stream>>>(args);
+    im2tensor_wgmma_kernel<S, Out><<<blocks, block_threads, args.t.smem_bytes, stream>>>(args);
     return cudaGetLastError();
 }
 
 // The cheaper tiling of the two kernel-column widths on device d; false where the wgmma
 // kernel does not run: not an sm_90 device, a driver without tensor maps, image rows TMA
-// cannot address (a 16-byte aligned start, 16-byte multiples apart; a problem without
-// data, as the workspace query gives, is taken as aligned), or no tiling fits.
-bool wgmma_tiling(const Problem &p, const DeviceLimits &d, WgmmaTiling *best) {
+// cannot address (halconv_tc_tma_rows), or no tiling fits.
+bool wgmma_tiling(const Problem &p, const DeviceFacts &d, WgmmaTiling *best) {
     if (d.major != 9 || d.minor != 0 || tensor_map_encoder() == nullptr) {
         return false;
     }
-    if (p.img.data != nullptr &&
-        ((reinterpret_cast<uintptr_t>(p.img.data) & 15) != 0 || p.img.stride % plane_columns != 0)) {
+    if (!halconv_tc_tma_rows(reinterpret_cast<uintptr_t>(p.img.data), p.img.stride * int64_t(sizeof(__half)))) {
         return false;
     }
     *best = WgmmaTiling{};
@@ -418,9 +393,9 @@ bool wgmma_tiling(const Problem &p, const DeviceLimits &d, WgmmaTiling *best) {
 template <typename Out>
 cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran) {
     *ran = false;
-    DeviceLimits d;
-    WgmmaArgs<Out> args{};
-    cudaError_t e = current_device(&d);
+    DeviceFacts d;
+    WgmmaArgs args{};
+    cudaError_t e = device_facts(&d);
     if (e != cudaSuccess || !wgmma_tiling(p, d, &args.t)) {
         return e;
     }
@@ -429,7 +404,7 @@ cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *
     e = encode_image_map(p.img, args.t, &args.image_map);
     if (e == cudaSuccess) {
         const int blocks = std::max(1, std::min(args.t.tiles_x * args.t.bands, d.sms));
-        e = args.t.s == 32 ? launch_with<32>(args, blocks, stream) : launch_with<16>(args, blocks, stream);
+        e = args.t.s == 32 ? launch_with<32, Out>(args, blocks, stream) : launch_with<16, Out>(args, blocks, stream);
     }
     return e;
 }
