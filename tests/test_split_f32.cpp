@@ -66,7 +66,9 @@ constexpr split::Scheme schemes[] = {split::Scheme::floating_three, split::Schem
 //   floating_three: two parts within 2^-23 of the value, three exactly down to 2^-15 of the
 //     tensor's largest magnitude;
 //   fixed_six: parts are multiples of 2^5 of at most 2^15, two within 2^-6 (half the
-//     second part's quantum), three within 2^-16.
+//     second part's quantum), three within 2^-16;
+//   in place (the Hopper kernel's): floating_three's hi, and a mid at its own weight
+//     within 2^-23 of the value or 2^-25 (the float16 subnormal spacing's half).
 TEST(SplitF32, PartsAreFloat16AndRecombine) {
     for (split::Scheme s : schemes) {
         const double w = split::part_weight(s);
@@ -79,6 +81,10 @@ TEST(SplitF32, PartsAreFloat16AndRecombine) {
                 const float x = i == 0 ? std::ldexp(1.999f, t) : wide_random(t - 40, t);
                 const float v = std::ldexp(x, exponent);
                 ASSERT_LT(std::fabs(v), 32768.0f);
+                const split::InPlaceParts q = split::split_in_place(v);
+                ASSERT_EQ(q.hi, split::split(v, split::Scheme::floating_three).hi);
+                ASSERT_EQ(split::round_to_f16(q.mid), q.mid) << "not a float16 value";
+                ASSERT_LE(std::fabs(double(q.hi) + q.mid - v), 0x1p-23 * std::fabs(v) + 0x1p-25) << std::hexfloat << v;
                 const split::Parts p = split::split(v, s);
                 for (float part : {p.hi, p.mid, p.lo}) {
                     ASSERT_EQ(split::round_to_f16(part), part) << "not a float16 value";
@@ -234,6 +240,64 @@ std::vector<float> model_correlation(const std::vector<float> &img, int w, int h
     return out;
 }
 
+// The Hopper kernel's sums (im2tensor_fused_sm90.cu), modelled: an output of row y sums S = 16
+// elements, element i over kernel columns x = 16 a + i. Per kernel column, its blocks of 16
+// kernel rows (shifted by y mod 4, the output rows stacked in M) chain in one accumulator
+// from zero, each block's hi·mid and mid·hi products (in-place parts, split_in_place) before
+// its hi·hi products; the chain is added to the element outside the tensor core with round
+// to nearest, and the elements are summed in float32 by the epilogue.
+std::vector<float> model_correlation_hopper(const std::vector<float> &img, int w, int h, const std::vector<float> &ker,
+                                            int kw, int kh) {
+    namespace tc = tensor_core;
+    const auto in_place = [](const std::vector<float> &v, std::vector<split::InPlaceParts> &parts) {
+        float m = 0.0f;
+        for (float x : v) {
+            m = std::max(m, std::fabs(x));
+        }
+        const int e = split::scale_exponent(m);
+        parts.resize(v.size());
+        for (size_t i = 0; i < v.size(); i++) {
+            parts[i] = split::split_in_place(std::ldexp(v[i], e));
+        }
+        return std::ldexp(1.0f, -e);
+    };
+    std::vector<split::InPlaceParts> pi, pk;
+    const float unscale = in_place(img, pi) * in_place(ker, pk);
+    constexpr int S = 16, rows_per_m = 4;
+    const int ow = w - kw + 1, oh = h - kh + 1;
+    std::vector<float> out(size_t(ow) * oh);
+    for (int y = 0; y < oh; y++) {
+        const int r = y % rows_per_m;
+        for (int x = 0; x < ow; x++) {
+            float total = 0.0f;
+            for (int i = 0; i < S; i++) {
+                float element = 0.0f;
+                for (int kx = i; kx < kw; kx += S) {
+                    float chain = 0.0f;
+                    for (int k0 = -r; k0 < kh; k0 += 16) {
+                        float hi_i[16] = {}, mid_i[16] = {}, hi_k[16] = {}, mid_k[16] = {};
+                        for (int t = 0; t < 16; t++) {
+                            const int ky = k0 + t;
+                            if (ky >= 0 && ky < kh) {
+                                const split::InPlaceParts &a = pi[size_t(y + ky) * w + x + kx];
+                                const split::InPlaceParts &b = pk[size_t(ky) * kw + kx];
+                                hi_i[t] = a.hi, mid_i[t] = a.mid, hi_k[t] = b.hi, mid_k[t] = b.mid;
+                            }
+                        }
+                        chain = tc::sum(chain, hi_i, mid_k, 16);
+                        chain = tc::sum(chain, mid_i, hi_k, 16);
+                        chain = tc::sum(chain, hi_i, hi_k, 16);
+                    }
+                    element += chain;
+                }
+                total += element;
+            }
+            out[size_t(y) * ow + x] = total * unscale;
+        }
+    }
+    return out;
+}
+
 // halconv's float32 direct path on the CPU (the reference the split is held to).
 std::vector<float> direct_f32(const std::vector<float> &img, int w, int h, const std::vector<float> &ker, int kw,
                               int kh) {
@@ -318,6 +382,11 @@ TEST(SplitF32, ModelMatchesTheFloat32DirectPathOnThePhoto) {
                 }
             }
         }
+        const double hopper = mape(model_correlation_hopper(img, w, h, ker, kw, kh), ref.value);
+        std::printf("%2dx%-2d Hopper kernel's chains: MAPE %.3e %% (ratio %.2f)\n", kw, kh, hopper, hopper / direct);
+        if (split::scheme_for(kw, kh) == split::Scheme::floating_three) {
+            EXPECT_LE(hopper, 2.0 * direct) << kw << "x" << kh << " Hopper kernel";
+        }
     }
 }
 
@@ -329,8 +398,11 @@ TEST(SplitF32, ModelMatchesTheFloat32DirectPathOnThePhoto) {
 // truncated by up to 2^-25 of it (2^-21 A over all blocks), and the block's truncation
 // to float32 (2^-23 A); per block one round-to-nearest add (2^-24 A) and the smaller
 // weights' chains (below 2^-26 A); the last combination (2^-23 A). fixed_six has no
-// alignment or block error. Chaining the hi·hi blocks in C is outside the bound: each
-// block's products are then aligned to the accumulator, losing up to 2^-21 of it.
+// alignment or block error. The Hopper kernel's chain (in-place parts, each block's
+// smaller products first) adds at most the truncation of those smaller products, below
+// 2^-26 A over all blocks, and the in-place mid's subnormal rounding, 2^-40 A per tap.
+// Chaining the hi·hi blocks in C is outside the bound: each block's products are then
+// aligned to the accumulator, losing up to 2^-21 of it.
 TEST(SplitF32, ErrorBoundOnWideRangeImages) {
     std::uniform_real_distribution<double> decade(-6.0, 6.0);
     std::uniform_real_distribution<float> coef(-1.0f, 1.0f);
@@ -365,6 +437,12 @@ TEST(SplitF32, ErrorBoundOnWideRangeImages) {
                 EXPECT_LE(worst, bound) << kw << "x" << kh << " " << name_of(s) << " " << name_of(a);
             }
         }
+        const std::vector<float> p = model_correlation_hopper(img, w, h, ker, kw, kh);
+        double worst = 0.0;
+        for (size_t i = 0; i < p.size(); i++) {
+            worst = std::max(worst, std::fabs(p[i] - ref.value.data[i]));
+        }
+        EXPECT_LE(worst, bound) << kw << "x" << kh << " Hopper kernel";
     }
 }
 

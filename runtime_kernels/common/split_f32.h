@@ -121,4 +121,20 @@ HALCONV_SPLIT_HD inline Parts split(float scaled, Scheme s) {
     return p;
 }
 
+// floating_three's two parts at their own weight, v ~ hi + mid with mid = f16(v - hi) (the
+// subtraction is exact; mid is subnormal below 2^-14, an absolute error of at most 2^-25,
+// 2^-40 of the tensor's largest scaled value). The Hopper kernel (im2tensor_fused_sm90.cu)
+// uses them: with every part at its weight, one wgmma accumulator can take a block's
+// hi·mid and mid·hi products and then its hi·hi products, smallest first, so that only the
+// hi·hi alignment truncates, and the block is added to the float32 result outside the
+// tensor core as before: two accumulators instead of three.
+struct InPlaceParts {
+    float hi, mid;
+};
+
+HALCONV_SPLIT_HD inline InPlaceParts split_in_place(float scaled) {
+    const float hi = round_to_f16(scaled);
+    return {hi, round_to_f16(scaled - hi)};
+}
+
 }  // namespace halconv::rk::split_f32
