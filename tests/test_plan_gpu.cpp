@@ -109,6 +109,41 @@ TEST_F(PlanGpuStreams, ShortLivedPlansOnOneStream) {
     cudaStreamDestroy(stream);
 }
 
+// f32 on tensor cores takes the most scratch of any stage (on Hopper the split image's
+// planes, 4 bytes a sample): a plan's queried workspace holds it, so applies after the
+// first allocate nothing, in every mode (valid reads the caller's image, same and full the
+// plan's extended one), for kernels below and from 7 x 7 taps (the two split schemes).
+TEST_F(PlanGpuStreams, F32TensorCoreStagesRunInThePlansWorkspace) {
+    Image img, ker;
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f32), 301, 203, img);
+    for (const auto &[kw, kh] : {std::pair{5, 3}, {9, 9}, {31, 17}}) {
+        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(Precision::f32), kw, kh, ker);
+        for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
+            SCOPED_TRACE(::testing::Message() << kw << "x" << kh << " " << to_string(mode));
+            Options o;
+            o.algorithm = Algorithm::im2tensor_fused;
+            o.precision = Precision::f32;
+            o.device = Device::cuda;
+            o.mode = mode;
+            const Plan plan({image.dim(0).extent(), image.dim(1).extent()}, kernel, o);
+            Halide::Runtime::Buffer<> out = plan.allocate_output();
+            out.device_malloc(cuda_device_interface());
+            uint64_t allocated = 0;
+            for (int r = 0; r < 3; r++) {
+                const uint64_t before = rk::scratch_allocations();
+                plan.apply(image, out);
+                allocated += r > 0 ? rk::scratch_allocations() - before : 0;
+            }
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+            EXPECT_EQ(allocated, 0u);
+            Halide::Runtime::Buffer<> want = correlate2d(image, kernel, o);
+            want.copy_to_host();
+            out.copy_to_host();
+            EXPECT_TRUE(same_bits(out, want));
+        }
+    }
+}
+
 // Row bands on CUDA (Banding::always with host-resident buffers): every mode and
 // boundary on odd shapes, bands of one row and kernels taller than a band, pageable and
 // pinned buffers, one device and every visible one: bit for bit the one-shot call's for

@@ -107,8 +107,9 @@ template <typename Tolerance>
 // f32 (runtime_kernels/common/split_f32.h, bound derived in tests/test_split_f32.cpp):
 // with M = max|image| (the tests' fill is 0) and S = sum|kernel|,
 //   |p - r| <= (2^-19 + (blocks + 20) 2^-23) m + 2^-26 M S,
-// m = sum |k||x| of the output (ref.magnitude), blocks = ceil(kw / 16) ceil(kh / 16) the
-// hi x hi blocks each tile element adds outside the tensor core; 20 more roundings for
+// m = sum |k||x| of the output (ref.magnitude), blocks = ceil(kw / 16) ceil((kh + 3) / 16)
+// the hi x hi blocks each tile element adds outside the tensor core (the Hopper kernel's
+// blocks of 16 kernel rows start up to 3 rows above the kernel); 20 more roundings for
 // the diagonal sums, carries and the combination. The hi x hi products are truncated
 // relative to the largest of their block, a part of m; the parts' representation is
 // relative to each value (floating_three) or to M (fixed_six: 2^-31 M per value).
@@ -121,7 +122,7 @@ template <typename Tolerance>
     for (double v : ker.data) {
         sum_kernel += std::fabs(v);
     }
-    const int blocks = ((ker.width + 15) / 16) * ((ker.height + 15) / 16);
+    const int blocks = ((ker.width + 15) / 16) * ((ker.height + 3 + 15) / 16);
     const double relative = 0x1p-19 + (blocks + 20) * 0x1p-23, floor = 0x1p-26 * max_image * sum_kernel;
     return matches_within(out, ref, [&](size_t i) { return relative * ref.magnitude.data[i] + floor; });
 }

@@ -36,7 +36,7 @@
 //     powers of two and split into float16 parts, the products of each weight summed
 //     apart (runtime_kernels/common/split_f32.h). Each output within
 //     (2^-19 + (b + 20) 2^-23) sum |k||x| + 2^-26 max|x| sum|k|, b = ceil(kw / 16)
-//     ceil(kh / 16); on the seed's photo within 2x of the f32 direct sums' median
+//     ceil((kh + 3) / 16); on the seed's photo within 2x of the f32 direct sums' median
 //     relative error at every K (tested);
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most

@@ -55,8 +55,9 @@ __device__ inline void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
 }
 
-// d (64 x N, f32) = A B + (accumulate ? d : 0); A (64 x 16) and B (16 x N) f16, k-major
-// in shared memory, given by descriptors.
+// d (64 x N, f32) = A B + (accumulate ? d : 0); A (64 x 16) and B (16 x N) f16 in shared
+// memory, given by descriptors; A k-major, B k-major (TransB 0) or N-major (1, as below).
+template <int TransB = 0>
 __device__ inline void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, bool accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -65,7 +66,7 @@ __device__ inline void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, 
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
           "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
           "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
@@ -74,7 +75,7 @@ __device__ inline void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, 
           "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
           "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
           "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(a), "l"(b), "r"(int(accumulate)));
+        : "l"(a), "l"(b), "r"(int(accumulate)), "n"(TransB));
 }
 
 // TransB 1: B is N-major (PTX imm-trans-b), each 16-byte core-matrix row 8 consecutive n

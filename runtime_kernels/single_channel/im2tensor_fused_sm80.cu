@@ -582,6 +582,42 @@ constexpr size_t scales_bytes() {
     return FusedLaunch<Sample>::split ? sizeof(SplitScales) : 0;
 }
 
+// Split image's planes of p on this device, 0 where the wgmma kernel does not run.
+size_t wgmma_split_parts_bytes(const ProblemOf<float> &p) {
+    return im2tensor_wgmma_split_parts_bytes(p.img.width, p.img.height, p.ker.width, p.ker.height, p.out_width,
+                                             p.out_height);
+}
+
+// The f32 call on the wgmma kernel where it runs; *ran false where it does not or its
+// planes could not be allocated (nothing launched then).
+cudaError_t run_wgmma_split(const ExternCallOf<float> &call, bool *ran) {
+    *ran = false;
+    const size_t parts_bytes = wgmma_split_parts_bytes(call.problem);
+    if (parts_bytes == 0) {
+        return cudaSuccess;
+    }
+    rk::Scratch scratch(call.stream);
+    SplitScales *scales = nullptr;
+    __half *parts = nullptr;
+    cudaError_t e = scratch.take(sizeof(SplitScales), &scales);
+    if (e == cudaSuccess) {
+        e = scratch.take(parts_bytes, &parts);
+    }
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return scratch.release();
+    }
+    *ran = true;
+    if (e == cudaSuccess) {
+        e = compute_split_scales(call.problem, scales, call.stream);
+    }
+    if (e == cudaSuccess) {
+        e = launch_im2tensor_wgmma_split(call.problem, scales, parts, call.stream);
+    }
+    const cudaError_t f = scratch.release();
+    return e == cudaSuccess ? f : e;
+}
+
 template <typename Sample, typename Out, bool Atomic>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
     ExternCallOf<Sample> call;
@@ -593,6 +629,14 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
         // sm_90: the wgmma kernel (im2tensor_fused_sm90.cu) where it can read the image.
         bool ran = false;
         const cudaError_t e = launch_im2tensor_wgmma<Out>(call.problem, call.stream, &ran);
+        if (ran || e != cudaSuccess) {
+            return finish_extern_call(uc, name, "launching the kernels", e, out);
+        }
+    } else {
+        // sm_90: the wgmma kernel on the split image's planes, unless they do not fit in
+        // device memory (then the mma.sync kernel, which splits as it stages).
+        bool ran = false;
+        const cudaError_t e = run_wgmma_split(call, &ran);
         if (ran || e != cudaSuccess) {
             return finish_extern_call(uc, name, "launching the kernels", e, out);
         }
@@ -639,10 +683,19 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     return finish_extern_call(uc, name, "launching the kernels", e, out);
 }
 
-// The mma.sync kernels' scratch (the wgmma kernel takes none; a workspace query has no
-// image, so which one runs is not known yet).
+// The mma.sync kernels' scratch; for float32 samples on sm_90 the wgmma kernel's (scales
+// and split planes; with f16 samples it takes none, and whether it runs depends on the
+// image's alignment, which a workspace query does not know).
 template <typename Sample, typename Out, bool Atomic>
 size_t workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height) {
+    if constexpr (FusedLaunch<Sample>::split) {
+        const size_t parts =
+            im2tensor_wgmma_split_parts_bytes(out_width + kernel_width - 1, out_height + kernel_height - 1,
+                                              kernel_width, kernel_height, out_width, out_height);
+        if (parts > 0) {
+            return rk::scratch_bytes({sizeof(SplitScales), parts});
+        }
+    }
     FusedLaunch<Sample> l;
     l.p.io.out_width = out_width;
     l.p.io.out_height = out_height;

@@ -32,10 +32,23 @@
 // under the other's wgmma: 12-14 % faster than running in step. Blocks are persistent,
 // one per SM, walking work items (band, tile) band by band.
 //
+// Float32 samples (SplitSamples): a pass splits the scaled image into in-place f16 parts
+// (common/split_f32.h, split_staging.cuh), hi and mid, two planes that TMA stages side by
+// side in each plane box; A holds the kernel's two parts. Per kernel-column block the
+// tile's products chain in one accumulator from zero, per k16 slice kernel-mid x
+// image-hi, kernel-hi x image-mid, then hi x hi, and the chain is added to the result
+// outside the tensor core (round to nearest: the tensor core truncates a sum aligned to
+// its largest term, so the hi x hi products must not chain over the whole kernel; one
+// kernel-column block's chain of ceil((kh + 3) / 16) slices is short enough, see
+// tests/test_split_f32.cpp). Two accumulators per thread, so the tile is 128 columns
+// wide. It serves f32 from 7 x 7 taps on (floating_three's range); smaller kernels and
+// kernels too large for shared memory take the mma.sync kernel.
+//
 // Non-finite samples: zero-padded taps multiply real samples, and 0 x Inf is NaN, so a
 // sum that is not finite may be wrong. Finite samples give finite f32 sums (f16 inputs
-// cannot overflow f32), so the epilogue recomputes exactly, on CUDA cores over the real
-// taps, each output whose sum is not finite: one predicate per output on the fast path.
+// cannot overflow f32, nor can scaled parts below 2^15), so the epilogue recomputes
+// exactly, on CUDA cores over the real taps, each output whose sum is not finite: one
+// predicate per output on the fast path.
 #include <algorithm>
 #include <cstdint>
 
@@ -47,13 +60,25 @@
 #include "single_channel/diagonal_lane.cuh"
 #include "single_channel/halconv_tc.h"
 #include "single_channel/im2tensor_common.cuh"
+#include "single_channel/split_staging.cuh"
 
 namespace halconv::rk::tc {
 namespace {
 
-constexpr int tile_columns = 256;  // wgmma N: image columns of a tile
-constexpr int m_rows = 64;         // wgmma M
-constexpr int sub_tiles = tile_columns / frag;
+// What the kernel reads and how it sums, per sample type.
+struct HalfSamples {
+    using Sample = __half;
+    static constexpr int parts = 1;           // f16 planes staged per image plane
+    static constexpr int tile_columns = 256;  // wgmma N: image columns of a tile
+};
+struct SplitSamples {
+    using Sample = float;
+    static constexpr int parts = 2;  // hi, mid
+    static constexpr int tile_columns = 128;
+};
+
+constexpr int max_tile_columns = 256;
+constexpr int m_rows = 64;  // wgmma M
 constexpr int consumer_groups = 2;
 constexpr int consumer_threads = consumer_groups * 128;
 constexpr int block_threads = consumer_threads + 128;  // and the producer warpgroup
@@ -72,7 +97,7 @@ constexpr int barrier_bytes = 128;                // full[max_stages], empty[max
 constexpr int gather_batch = 4;
 constexpr int gather_bytes = consumer_warps * gather_batch * reduce_floats * 4;
 // S = 32: per pair of warps, two row groups' sums of the right-hand warp.
-constexpr int pair_floats = 2 * tile_columns;
+constexpr int pair_floats = 2 * max_tile_columns;
 constexpr int pair_bytes = consumer_warps / 2 * pair_floats * 4;
 
 static_assert(halconv_tc_row_phase % (m_rows / 16) == 0 && halconv_tc_row_phase % (m_rows / 32) == 0,
@@ -84,8 +109,11 @@ struct WgmmaTiling {
     int ksteps;        // k16 slices: ceil((kh + 64 / s - 1) / 16)
     int band_rows;     // output rows of a work item, a multiple of 2 x 64 / s
     int rows;          // staged image rows: band_rows - 64 / s + 16 ksteps
+    int parts;         // f16 parts of a sample: 1, or 2 for split f32 samples
+    int tile_columns;  // wgmma N
     int planes;        // staged planes: (tile_columns + s (na - 1)) / 8
-    int plane_stride;  // bytes: rows x 16 rounded up to 128 (TMA writes 128-byte aligned)
+    int part_bytes;    // between a plane's parts: rows x 16
+    int plane_stride;  // bytes: parts x rows x 16 rounded up to 128 (TMA writes 128-byte aligned)
     int stage_bytes;   // planes x plane_stride
     int stages;        // 1 .. max_stages
     int out_columns;   // outputs per tile: tile_columns - s
@@ -94,32 +122,51 @@ struct WgmmaTiling {
     int smem_bytes;                                          // with 128 bytes of slack for that alignment
 };
 
+template <typename Samples>
 struct WgmmaArgs {
-    CUtensorMap image_map;  // the image, boxes of 8 columns x rows
-    Problem io;             // for the outputs recomputed exactly
+    CUtensorMap image_map;                   // the image (or its parts' planes), boxes of 8 columns x rows (x parts)
+    ProblemOf<typename Samples::Sample> io;  // for the outputs recomputed exactly
+    const SplitScales *scales;               // split samples only
     WgmmaTiling t;
 };
 
-// A in shared memory: slice (a, k16 slice) at 2 KB each, [k8][m8][8 m][8 k] within it.
-template <int S>
-__device__ void stage_kernel_operand(unsigned char *a_smem, const WgmmaArgs &args) {
+__device__ inline uint16_t half_bits(float v) {
+    return __half_as_ushort(__float2half_rn(v));
+}
+
+// A in shared memory: slice (part, a, k16 slice) at 2 KB each, [k8][m8][8 m][8 k] within
+// it; part 1 (split samples: the kernel's mid) after every slice of part 0.
+template <int S, typename Samples>
+__device__ void stage_kernel_operand(unsigned char *a_smem, const WgmmaArgs<Samples> &args) {
     const WgmmaTiling &t = args.t;
     uint16_t *dst = reinterpret_cast<uint16_t *>(a_smem);
-    const int total = t.na * t.ksteps * (a_slice_bytes / 2);
-    for (int e = threadIdx.x; e < total; e += blockDim.x) {
+    const int part_halfs = t.na * t.ksteps * (a_slice_bytes / 2);
+    float factor[2] = {1.0f, 1.0f};
+    if constexpr (Samples::parts == 2) {
+        factor[0] = args.scales->kernel_scale[0];
+        factor[1] = args.scales->kernel_scale[1];
+    }
+    for (int e = threadIdx.x; e < part_halfs; e += blockDim.x) {
         const int slice = e >> 10, within = e & 1023;
         const int k8 = within >> 9, m8 = (within >> 6) & 7, mr = (within >> 3) & 7, kk = within & 7;
         const int m = 8 * m8 + mr, a = slice / t.ksteps, ks = slice - a * t.ksteps;
         const int r = m / S, i = m % S;
         const int x = S * a + i, y = frag * ks + 8 * k8 + kk - r;
-        dst[e] = x < args.io.ker.width && y >= 0 && y < args.io.ker.height
-                     ? __half_as_ushort(args.io.ker.tap(x, y, args.io.flip))
-                     : uint16_t(0);
+        const bool tap = x < args.io.ker.width && y >= 0 && y < args.io.ker.height;
+        if constexpr (Samples::parts == 1) {
+            dst[e] = tap ? __half_as_ushort(args.io.ker.tap(x, y, args.io.flip)) : uint16_t(0);
+        } else {
+            const split_f32::InPlaceParts v =
+                tap ? in_place_parts_of(args.io.ker.tap(x, y, args.io.flip), factor) : split_f32::InPlaceParts{};
+            dst[e] = half_bits(v.hi);
+            dst[part_halfs + e] = half_bits(v.mid);
+        }
     }
 }
 
 // Sub-tile u (columns 16 u .. 16 u + 15) of a warp's accumulators as two m16n8 fragments.
-__device__ __forceinline__ void sub_tile(const float (&d)[128], int u, float (&f)[2][4]) {
+template <int N>
+__device__ __forceinline__ void sub_tile(const float (&d)[N], int u, float (&f)[2][4]) {
 #pragma unroll
     for (int h = 0; h < 2; h++) {
 #pragma unroll
@@ -129,23 +176,111 @@ __device__ __forceinline__ void sub_tile(const float (&d)[128], int u, float (&f
     }
 }
 
-// Output (j, k) summed on CUDA cores over the real taps only (out of line: the main
-// loop keeps its registers).
-__device__ __noinline__ float exact_output(const Problem &p, int j, int k) {
+__device__ __forceinline__ float as_float(__half v) {
+    return __half2float(v);
+}
+__device__ __forceinline__ float as_float(float v) {
+    return v;
+}
+
+// Output (j, k) summed on CUDA cores over the real taps only, from the caller's samples
+// (out of line: the main loop keeps its registers).
+template <typename Sample>
+__device__ __noinline__ float exact_output(const ProblemOf<Sample> &p, int j, int k) {
     float s = 0.f;
     for (int y = 0; y < p.ker.height; y++) {
-        const __half *row = p.img.data + int64_t(k + y) * p.img.stride + j;
+        const Sample *row = p.img.data + int64_t(k + y) * p.img.stride + j;
         for (int x = 0; x < p.ker.width; x++) {
-            s += __half2float(p.ker.tap(x, y, p.flip)) * __half2float(row[x]);
+            s += as_float(p.ker.tap(x, y, p.flip)) * as_float(row[x]);
         }
     }
     return s;
 }
 
-template <int S, typename Out>
-__global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const __grid_constant__ WgmmaArgs args) {
+// One row group's tile, f16 samples: every slice chained in the accumulator. `issued`
+// runs once the last wgmma is issued (the hand-over to the other consumer, whose wgmma
+// then queue behind these instead of waiting for them to finish).
+template <int S, int NA, typename Issued>
+__device__ __forceinline__ void tile_product(float (&acc)[128], const WgmmaTiling &t, uint32_t a_base, uint32_t b_group,
+                                             Issued &&issued) {
+    static_assert(NA == 0, "f16 samples take the kernel-column blocks from the tiling");
+    wgmma_fence();
+    for (int a = 0; a < t.na; a++) {
+        const uint32_t b_block = b_group + a * (S / plane_columns) * t.plane_stride;
+        for (int ks = 0; ks < t.ksteps; ks++) {
+            const uint64_t da = wgmma_descriptor(a_base + (a * t.ksteps + ks) * a_slice_bytes, 1024, 128);
+            const uint64_t db =
+                wgmma_descriptor(b_block + ks * frag * plane_row_bytes, 8 * plane_row_bytes, t.plane_stride);
+            wgmma_m64n256k16<1>(acc, da, db, a + ks > 0);
+        }
+    }
+    wgmma_commit();
+    issued();
+    wgmma_wait<0>();
+}
+
+__device__ __forceinline__ void add_chain(float (&acc)[64], const float (&chain)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; i++) {
+        acc[i] += chain[i];
+    }
+}
+
+// Adds kernel-column block a of a split tile to `chain` (from zero when `fresh`): per k16
+// slice kernel-mid x image-hi, kernel-hi x image-mid, then hi x hi.
+template <int S>
+__device__ __forceinline__ void issue_split_chain(float (&chain)[64], const WgmmaTiling &t, uint32_t a_base,
+                                                  uint32_t b_group, int a, bool fresh) {
+    const uint32_t mid_offset = t.na * t.ksteps * a_slice_bytes;
+    wgmma_fence();
+    for (int ks = 0; ks < t.ksteps; ks++) {
+        const uint32_t a_hi = a_base + (a * t.ksteps + ks) * a_slice_bytes;
+        const uint32_t b_hi = b_group + a * (S / plane_columns) * t.plane_stride + ks * frag * plane_row_bytes;
+        const uint64_t da_hi = wgmma_descriptor(a_hi, 1024, 128),
+                       da_mid = wgmma_descriptor(a_hi + mid_offset, 1024, 128);
+        const uint64_t db_hi = wgmma_descriptor(b_hi, 8 * plane_row_bytes, t.plane_stride);
+        const uint64_t db_mid = wgmma_descriptor(b_hi + t.part_bytes, 8 * plane_row_bytes, t.plane_stride);
+        wgmma_m64n128k16<1>(chain, da_mid, db_hi, !fresh || ks > 0);
+        wgmma_m64n128k16<1>(chain, da_hi, db_mid, true);
+        wgmma_m64n128k16<1>(chain, da_hi, db_hi, true);
+    }
+    wgmma_commit();
+}
+
+// One row group's tile, split samples, NA (= t.na) kernel-column blocks: each block's
+// products chained in one accumulator (the first block's in acc itself), the later
+// chains added to acc with round to nearest (see the top of the file); `issued` as for
+// f16 samples. NA is a template parameter so that the adds between chains are straight
+// code: in a loop of run-time length ptxas serialized every wgmma of the kernel.
+template <int S, int NA, typename Issued>
+__device__ __forceinline__ void tile_product(float (&acc)[64], const WgmmaTiling &t, uint32_t a_base, uint32_t b_group,
+                                             Issued &&issued) {
+    static_assert(NA >= 1, "split samples instantiate per kernel-column block count");
+    float chain[64];
+    issue_split_chain<S>(acc, t, a_base, b_group, 0, true);
+    if constexpr (NA > 1) {
+        issue_split_chain<S>(chain, t, a_base, b_group, 1, true);
+    }
+#pragma unroll
+    for (int a = 2; a < NA; a++) {
+        wgmma_wait<0>();
+        add_chain(acc, chain);
+        issue_split_chain<S>(chain, t, a_base, b_group, a, true);
+    }
+    issued();
+    wgmma_wait<0>();
+    if constexpr (NA > 1) {
+        add_chain(acc, chain);
+    }
+}
+
+template <int S, typename Samples, typename Out, int NA>
+__global__ void __launch_bounds__(block_threads, 1)
+    im2tensor_wgmma_kernel(const __grid_constant__ WgmmaArgs<Samples> args) {
     constexpr int R = m_rows / S;  // output rows per M block
     constexpr int Q = S / frag;    // warps per output row
+    constexpr int N = Samples::tile_columns;
+    constexpr int sub_tiles = N / frag;
     extern __shared__ unsigned char smem_raw[];
     const WgmmaTiling &t = args.t;
     const uint32_t raw = shared_address(smem_raw), base = (raw + 127) & ~127u;
@@ -176,10 +311,14 @@ __global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const
                 const int item = int(blockIdx.x) + n * int(gridDim.x);
                 const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
                 const uint32_t dst = stage_base + stage * t.stage_bytes, bar = full + 8 * stage;
-                mbarrier_arrive_expect_tx(bar, t.planes * t.rows * plane_row_bytes);
+                mbarrier_arrive_expect_tx(bar, t.planes * t.parts * t.rows * plane_row_bytes);
                 for (int p = 0; p < t.planes; p++) {
-                    tma_load_2d(dst + p * t.plane_stride, &args.image_map, tile * t.out_columns + p * plane_columns,
-                                band * t.band_rows, bar);
+                    const int x = tile * t.out_columns + p * plane_columns, y = band * t.band_rows;
+                    if constexpr (Samples::parts == 1) {
+                        tma_load_2d(dst + p * t.plane_stride, &args.image_map, x, y, bar);
+                    } else {
+                        tma_load_3d(dst + p * t.plane_stride, &args.image_map, x, y, 0, bar);
+                    }
                 }
             }
         }
@@ -194,7 +333,15 @@ __global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const
     float *const pair = reinterpret_cast<float *>(smem + t.pair_offset) + (warp_id / 2) * pair_floats;
     const DiagonalLane diag(lane);
     const int groups = t.band_rows / R;
-    float acc[128];
+    // Split samples: the sums' scale back to the caller's units, 2^unscale, one multiply
+    // (rounding once, as scalbnf does) wherever 2^unscale is a normal float.
+    int unscale = 0;
+    if constexpr (Samples::parts == 2) {
+        unscale = args.scales->unscale_exponent;
+    }
+    const bool unscale_by_multiply = unscale >= -126 && unscale <= 127;
+    const float unscale_factor = unscale_by_multiply ? __int_as_float((unscale + 127) << 23) : 1.0f;
+    float acc[N / 2];
     int turn = 0;  // row groups this warpgroup has finished: the pair buffer's half
     // Ping-pong: the warpgroups take turns at the tensor cores (hardware barriers 5 and 6;
     // s = 32's warp pairs use 1-4), so that one's epilogue runs under the other's wgmma.
@@ -212,23 +359,12 @@ __global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const
         const uint32_t b_stage = stage_base + stage * t.stage_bytes;
         for (int g = group; g < groups; g += consumer_groups, turn++) {
             named_barrier(my_turn, 256);
-            wgmma_fence();
-            for (int a = 0; a < t.na; a++) {
-                const uint32_t b_block = b_stage + a * (S / plane_columns) * t.plane_stride + g * R * plane_row_bytes;
-                for (int ks = 0; ks < t.ksteps; ks++) {
-                    const uint64_t da = wgmma_descriptor(a_base + (a * t.ksteps + ks) * a_slice_bytes, 1024, 128);
-                    const uint64_t db =
-                        wgmma_descriptor(b_block + ks * frag * plane_row_bytes, 8 * plane_row_bytes, t.plane_stride);
-                    wgmma_m64n256k16<1>(acc, da, db, a + ks > 0);
-                }
-            }
-            wgmma_commit();
-            wgmma_wait<0>();
-            named_barrier_arrive(other_turn, 256);
+            tile_product<S, NA>(acc, t, a_base, b_stage + g * R * plane_row_bytes,
+                                [other_turn] { named_barrier_arrive(other_turn, 256); });
 
             // Diagonal sums: sums[p] of lane L is column 32 p + L of this warp's sums, output
-            // c0 + 32 p + L - 16 q (sub-tile 0's lower parts and sub-tile 15's upper parts
-            // belong to outputs of the neighbouring tiles).
+            // c0 + 32 p + L - 16 q (sub-tile 0's lower parts and the last sub-tile's upper
+            // parts belong to outputs of the neighbouring tiles).
             float carry[4] = {0.f, 0.f, 0.f, 0.f}, total0[4], total1[4], f[2][4];
             sub_tile(acc, 0, f);
             diag.split(f, carry, total0);
@@ -255,7 +391,7 @@ __global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const
                 __syncwarp();
             }
             const int y = band * t.band_rows + g * R + r;
-            float *const right = pair + (turn & 1) * tile_columns;
+            float *const right = pair + (turn & 1) * N;
             if constexpr (Q == 2) {
                 if (q == 1) {
 #pragma unroll
@@ -271,11 +407,13 @@ __global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const
                     const int v = 32 * p + lane, j = c0 + v;
                     float s = sums[p];
                     if constexpr (Q == 2) {
-                        s += v + frag < tile_columns ? right[v + frag] : 0.f;
+                        s += v + frag < N ? right[v + frag] : 0.f;
                     }
                     if (v < t.out_columns && j < args.io.out_width && y < args.io.out_height) {
                         if (!isfinite(s)) {
                             s = exact_output(args.io, j, y);
+                        } else if constexpr (Samples::parts == 2) {
+                            s = unscale_by_multiply ? s * unscale_factor : scalbnf(s, unscale);
                         }
                         *args.io.template at<Out>(j, y) = to_output<Out>(s);
                     }
@@ -291,18 +429,23 @@ __global__ void __launch_bounds__(block_threads, 1) im2tensor_wgmma_kernel(const
     }
 }
 
-// The tiling of a kernel-column width s, or stages == 0 when none fits smem_limit: the
-// tallest band (64, 32, 16 output rows) with two stages or more, else with one.
+// The tiling of a kernel-column width s for Samples, or stages == 0 when none fits
+// smem_limit: the tallest band (64, 32, 16 output rows) with two stages or more, else
+// with one.
+template <typename Samples>
 WgmmaTiling tiling_for(int s, int kw, int kh, int out_w, int out_h, int smem_limit) {
+    constexpr int parts = Samples::parts, tile_columns = Samples::tile_columns;
     const int r = m_rows / s;
     WgmmaTiling t{};
     t.s = s;
+    t.parts = parts;
+    t.tile_columns = tile_columns;
     t.na = (kw + s - 1) / s;
     t.ksteps = (kh + r - 1 + frag - 1) / frag;
     t.planes = (tile_columns + s * (t.na - 1)) / plane_columns;
     t.out_columns = tile_columns - s;
     t.a_offset = barrier_bytes;
-    t.gather_offset = t.a_offset + t.na * t.ksteps * a_slice_bytes;
+    t.gather_offset = t.a_offset + parts * t.na * t.ksteps * a_slice_bytes;
     t.pair_offset = t.gather_offset + gather_bytes;
     t.stage_offset = t.pair_offset + (s == 32 ? pair_bytes : 0);
     WgmmaTiling one_stage{};
@@ -313,7 +456,8 @@ WgmmaTiling tiling_for(int s, int kw, int kh, int out_w, int out_h, int smem_lim
         if (c.rows > tma_box_max) {
             continue;
         }
-        c.plane_stride = (c.rows * plane_row_bytes + 127) / 128 * 128;
+        c.part_bytes = c.rows * plane_row_bytes;
+        c.plane_stride = (parts * c.part_bytes + 127) / 128 * 128;
         c.stage_bytes = c.planes * c.plane_stride;
         const int room = smem_limit - 128 - c.stage_offset;
         c.stages = std::min(max_stages, std::max(0, room / c.stage_bytes));
@@ -345,47 +489,86 @@ double clocks_per_output(const WgmmaTiling &t) {
     return tensor + epilogue;
 }
 
-// The image as a 2-D f16 tensor whose boxes are one plane of a stage: 8 columns x rows.
-cudaError_t encode_image_map(const View<const __half> &img, const WgmmaTiling &t, CUtensorMap *map) {
+// The f16 image as a 2-D tensor whose boxes are one plane of a stage: 8 columns x rows;
+// or the split image's two planes (split_image_in_place) as a 3-D one, boxes of 8 columns
+// x rows x both parts.
+cudaError_t encode_image_map(const void *data, int width, int height, int64_t pitch, int64_t part_elements,
+                             const WgmmaTiling &t, CUtensorMap *map) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    const cuuint64_t dims[2] = {cuuint64_t(img.width), cuuint64_t(img.height)};
-    const cuuint64_t strides[1] = {cuuint64_t(img.stride) * 2};
-    const cuuint32_t box[2] = {plane_columns, cuuint32_t(t.rows)};
-    const cuuint32_t unit[2] = {1, 1};
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half *>(img.data), dims, strides,
-                              box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+    const cuuint64_t dims[3] = {cuuint64_t(width), cuuint64_t(height), cuuint64_t(t.parts)};
+    const cuuint64_t strides[2] = {cuuint64_t(pitch) * 2, cuuint64_t(part_elements) * 2};
+    const cuuint32_t box[3] = {plane_columns, cuuint32_t(t.rows), cuuint32_t(t.parts)};
+    const cuuint32_t unit[3] = {1, 1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, t.parts == 1 ? 2 : 3, const_cast<void *>(data),
+                              dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int S, typename Out>
-cudaError_t launch_with(const WgmmaArgs &args, int blocks, cudaStream_t stream) {
-    const cudaError_t e = allow_opt_in_shared_memory<im2tensor_wgmma_kernel<S, Out>>();
+// NA: the kernel-column blocks for split samples (1 .. 8), 0 for f16 samples.
+template <int S, typename Samples, typename Out, int NA = 0>
+cudaError_t launch_with(const WgmmaArgs<Samples> &args, int blocks, cudaStream_t stream) {
+    const cudaError_t e = allow_opt_in_shared_memory<im2tensor_wgmma_kernel<S, Samples, Out, NA>>();
     if (e != cudaSuccess) {
         return e;
     }
-    im2tensor_wgmma_kernel<S, Out><<<blocks, block_threads, args.t.smem_bytes, stream>>>(args);
+    im2tensor_wgmma_kernel<S, Samples, Out, NA><<<blocks, block_threads, args.t.smem_bytes, stream>>>(args);
     return cudaGetLastError();
 }
 
-// The cheaper tiling of the two kernel-column widths on device d; false where the wgmma
-// kernel does not run: not an sm_90 device, a driver without tensor maps, image rows TMA
-// cannot address (halconv_tc_tma_rows), or no tiling fits.
-bool wgmma_tiling(const Problem &p, const DeviceFacts &d, WgmmaTiling *best) {
-    if (d.major != 9 || d.minor != 0 || tensor_map_encoder() == nullptr) {
-        return false;
+template <int NA = 1>
+cudaError_t launch_split(const WgmmaArgs<SplitSamples> &args, int blocks, cudaStream_t stream) {
+    if constexpr (NA < max_kernel_edge / 16) {
+        if (args.t.na > NA) {
+            return launch_split<NA + 1>(args, blocks, stream);
+        }
     }
-    if (!halconv_tc_tma_rows(reinterpret_cast<uintptr_t>(p.img.data), p.img.stride * int64_t(sizeof(__half)))) {
-        return false;
-    }
+    return launch_with<16, SplitSamples, float, NA>(args, blocks, stream);
+}
+
+// Whether the wgmma kernels can run on device d at all: an sm_90 device and a driver with
+// tensor maps.
+bool hopper(const DeviceFacts &d) {
+    return d.major == 9 && d.minor == 0 && tensor_map_encoder() != nullptr;
+}
+
+// The cheaper tiling of the two kernel-column widths for f16 samples; false where none fits.
+bool half_tiling(int kw, int kh, int out_w, int out_h, const DeviceFacts &d, WgmmaTiling *best) {
     *best = WgmmaTiling{};
     for (int s : {16, 32}) {
-        const WgmmaTiling t = tiling_for(s, p.ker.width, p.ker.height, p.out_width, p.out_height, d.smem_limit);
+        const WgmmaTiling t = tiling_for<HalfSamples>(s, kw, kh, out_w, out_h, d.smem_limit);
         if (t.stages > 0 && (best->stages == 0 || clocks_per_output(t) < clocks_per_output(*best))) {
             *best = t;
         }
     }
     return best->stages > 0;
+}
+
+// The tiling for split f32 samples (s = 16 only: with 128-column tiles s = 32 would waste
+// a quarter); false where floating_three is not accurate enough (split_f32::scheme_for)
+// or none fits.
+bool split_tiling(int kw, int kh, int out_w, int out_h, const DeviceFacts &d, WgmmaTiling *t) {
+    if (split_f32::scheme_for(kw, kh) != split_f32::Scheme::floating_three) {
+        return false;
+    }
+    *t = tiling_for<SplitSamples>(16, kw, kh, out_w, out_h, d.smem_limit);
+    return t->stages > 0;
+}
+
+template <typename Samples, typename Out>
+cudaError_t launch(WgmmaArgs<Samples> &args, const DeviceFacts &d, cudaStream_t stream) {
+    const int blocks = std::max(1, std::min(args.t.tiles_x * args.t.bands, d.sms));
+    if constexpr (Samples::parts == 2) {
+        return launch_split(args, blocks, stream);
+    } else {
+        return args.t.s == 32 ? launch_with<32, Samples, Out>(args, blocks, stream)
+                              : launch_with<16, Samples, Out>(args, blocks, stream);
+    }
+}
+
+// Elements between rows of the split image's planes (TMA-addressable).
+int64_t wgmma_split_pitch(int image_width) {
+    return halconv_tc_tma_pitch(image_width, sizeof(__half));
 }
 
 }  // namespace
@@ -394,22 +577,52 @@ template <typename Out>
 cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran) {
     *ran = false;
     DeviceFacts d;
-    WgmmaArgs args{};
+    WgmmaArgs<HalfSamples> args{};
     cudaError_t e = device_facts(&d);
-    if (e != cudaSuccess || !wgmma_tiling(p, d, &args.t)) {
+    if (e != cudaSuccess || !hopper(d) ||
+        !halconv_tc_tma_rows(reinterpret_cast<uintptr_t>(p.img.data), p.img.stride * int64_t(sizeof(__half))) ||
+        !half_tiling(p.ker.width, p.ker.height, p.out_width, p.out_height, d, &args.t)) {
         return e;
     }
     *ran = true;
     args.io = p;
-    e = encode_image_map(p.img, args.t, &args.image_map);
-    if (e == cudaSuccess) {
-        const int blocks = std::max(1, std::min(args.t.tiles_x * args.t.bands, d.sms));
-        e = args.t.s == 32 ? launch_with<32, Out>(args, blocks, stream) : launch_with<16, Out>(args, blocks, stream);
-    }
-    return e;
+    e = encode_image_map(p.img.data, p.img.width, p.img.height, p.img.stride, 0, args.t, &args.image_map);
+    return e == cudaSuccess ? launch<HalfSamples, Out>(args, d, stream) : e;
 }
 
 template cudaError_t launch_im2tensor_wgmma<float>(const Problem &, cudaStream_t, bool *);
 template cudaError_t launch_im2tensor_wgmma<__half>(const Problem &, cudaStream_t, bool *);
+
+size_t im2tensor_wgmma_split_parts_bytes(int image_width, int image_height, int kernel_width, int kernel_height,
+                                         int out_width, int out_height) {
+    DeviceFacts d;
+    WgmmaTiling t{};
+    if (device_facts(&d) != cudaSuccess || !hopper(d) ||
+        !split_tiling(kernel_width, kernel_height, out_width, out_height, d, &t)) {
+        return 0;
+    }
+    return size_t(SplitSamples::parts) * size_t(wgmma_split_pitch(image_width)) * size_t(image_height) * sizeof(__half);
+}
+
+cudaError_t launch_im2tensor_wgmma_split(const ProblemOf<float> &p, const SplitScales *scales, __half *parts,
+                                         cudaStream_t stream) {
+    DeviceFacts d;
+    WgmmaArgs<SplitSamples> args{};
+    cudaError_t e = device_facts(&d);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    if (!hopper(d) || !split_tiling(p.ker.width, p.ker.height, p.out_width, p.out_height, d, &args.t)) {
+        return cudaErrorInvalidValue;  // the caller asked im2tensor_wgmma_split_parts_bytes first
+    }
+    const int64_t pitch = wgmma_split_pitch(p.img.width), part_elements = pitch * p.img.height;
+    args.io = p;
+    args.scales = scales;
+    e = split_image_in_place(p.img, scales, parts, pitch, part_elements, stream);
+    if (e == cudaSuccess) {
+        e = encode_image_map(parts, p.img.width, p.img.height, pitch, part_elements, args.t, &args.image_map);
+    }
+    return e == cudaSuccess ? launch<SplitSamples, float>(args, d, stream) : e;
+}
 
 }  // namespace halconv::rk::tc

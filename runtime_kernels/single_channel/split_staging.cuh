@@ -34,8 +34,30 @@ __host__ __device__ constexpr int parts_of(split_f32::Scheme s) {
 // Computes the scales of `problem` into `scales` on `stream` (zeroes it first).
 cudaError_t compute_split_scales(const ProblemOf<float> &problem, SplitScales *scales, cudaStream_t stream);
 
+// The image's in-place parts (split_f32::split_in_place, scaled by `scales`) for the Hopper
+// kernel, as two f16 planes at `parts`: hi, then mid part_elements later, rows `pitch`
+// elements apart. Inf and NaN stay in hi (mid 0), so that every sum they enter is not
+// finite and the kernel recomputes it exactly.
+cudaError_t split_image_in_place(const View<const float> &img, const SplitScales *scales, __half *parts, int64_t pitch,
+                                 int64_t part_elements, cudaStream_t stream);
+
 __device__ inline float scaled(float v, const float (&factor)[2]) {
     return v * factor[0] * factor[1];
+}
+
+// The f32 form of the Hopper kernel (im2tensor_fused_sm90.cu, sm_90a): bytes of the split
+// image's planes for this problem shape where it runs on the current device (an sm_90
+// GPU, from 7 x 7 taps, a tiling that fits), 0 where it does not.
+size_t im2tensor_wgmma_split_parts_bytes(int image_width, int image_height, int kernel_width, int kernel_height,
+                                         int out_width, int out_height);
+// Splits p's image into `parts` (that many bytes) with the scales compute_split_scales
+// wrote, then runs the kernel; only where im2tensor_wgmma_split_parts_bytes is not 0.
+cudaError_t launch_im2tensor_wgmma_split(const ProblemOf<float> &p, const SplitScales *scales, __half *parts,
+                                         cudaStream_t stream);
+
+// A value's in-place parts (the Hopper kernel's); Inf and NaN kept in hi, mid 0.
+__device__ inline split_f32::InPlaceParts in_place_parts_of(float v, const float (&factor)[2]) {
+    return isfinite(v) ? split_f32::split_in_place(scaled(v, factor)) : split_f32::InPlaceParts{v, 0.0f};
 }
 
 // The f16 parts of a scaled value; zeros for Inf and NaN (their tiles take the exact path).
