@@ -143,6 +143,8 @@ void MemoryProbe::begin() {
     uint64_t zero = 0;
     check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), "pool high-water reset");
     halide_reuse_device_allocations(nullptr, true);
+    check_cuda(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &pool_reserved_before_),
+               "pool reserved");
     free_before_ = free_device_bytes();
 }
 
@@ -152,11 +154,16 @@ int64_t MemoryProbe::end() {
     // Freed stream-ordered memory goes back first, so it counts once (as the high-water mark).
     check_cuda(cudaMemPoolTrimTo(pool, 0), "pool trim");
     const size_t free_after = free_device_bytes();
-    uint64_t high = 0;
+    uint64_t high = 0, reserved = 0;
     check_cuda(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), "pool high-water");
+    check_cuda(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved), "pool reserved");
     // Turning the cache off releases what it held.
     halide_reuse_device_allocations(nullptr, false);
-    const int64_t held = int64_t(free_before_) - int64_t(free_after);
+    // Memory still taken outside the pool (Halide's cache, cudaMalloc); what the pool still
+    // reserves is a live stream-ordered allocation (a plan's workspace), already in the
+    // high-water mark, or the pool's rounding of one, which is not the variant's.
+    const int64_t held =
+        int64_t(free_before_) - int64_t(free_after) - (int64_t(reserved) - int64_t(pool_reserved_before_));
     return std::max<int64_t>(0, held) + int64_t(high);
 }
 

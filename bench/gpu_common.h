@@ -34,9 +34,10 @@ struct Ceilings {
 Ceilings measure_ceilings(cudaStream_t stream, int reps);
 
 // Extra device memory a variant takes: from begin() to end() the bytes that stayed
-// allocated (cudaMemGetInfo, with Halide's device-allocation cache on so pipeline
-// temporaries stay visible) plus the peak of stream-ordered allocations
-// (cudaMallocAsync's pool high-water mark). Granularity: the driver's allocation pages.
+// allocated outside the default pool (cudaMemGetInfo, with Halide's device-allocation
+// cache on so pipeline temporaries stay visible) plus the peak of stream-ordered
+// allocations (cudaMallocAsync's pool high-water mark). A live pool allocation (a plan's
+// workspace) counts once, in the peak. Granularity: the driver's allocation pages.
 class MemoryProbe {
 public:
     void begin();
@@ -44,6 +45,7 @@ public:
 
 private:
     size_t free_before_ = 0;
+    uint64_t pool_reserved_before_ = 0;
 };
 
 // A variant's valid output on the device: `width` x `height` samples of `bits` (16, 32
