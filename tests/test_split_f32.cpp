@@ -161,12 +161,17 @@ struct Split2d {
     float unscale;  // 2^-exponent
 };
 
-Split2d split_tensor(const std::vector<float> &v, split::Scheme s) {
+// The exponent of the power-of-two scale the kernels give a tensor (from its largest magnitude).
+int tensor_scale_exponent(const std::vector<float> &v) {
     float m = 0.0f;
     for (float x : v) {
         m = std::max(m, std::fabs(x));
     }
-    const int e = split::scale_exponent(m);
+    return split::scale_exponent(m);
+}
+
+Split2d split_tensor(const std::vector<float> &v, split::Scheme s) {
+    const int e = tensor_scale_exponent(v);
     Split2d t{std::vector<split::Parts>(v.size()), std::ldexp(1.0f, -e)};
     for (size_t i = 0; i < v.size(); i++) {
         t.parts[i] = split::split(std::ldexp(v[i], e), s);
@@ -250,11 +255,7 @@ std::vector<float> model_correlation_hopper(const std::vector<float> &img, int w
                                             int kw, int kh) {
     namespace tc = tensor_core;
     const auto in_place = [](const std::vector<float> &v, std::vector<split::InPlaceParts> &parts) {
-        float m = 0.0f;
-        for (float x : v) {
-            m = std::max(m, std::fabs(x));
-        }
-        const int e = split::scale_exponent(m);
+        const int e = tensor_scale_exponent(v);
         parts.resize(v.size());
         for (size_t i = 0; i < v.size(); i++) {
             parts[i] = split::split_in_place(std::ldexp(v[i], e));

@@ -582,24 +582,24 @@ constexpr size_t scales_bytes() {
     return FusedLaunch<Sample>::split ? sizeof(SplitScales) : 0;
 }
 
-// Split image's planes of p on this device, 0 where the wgmma kernel does not run.
-size_t wgmma_split_parts_bytes(const ProblemOf<float> &p) {
-    return im2tensor_wgmma_split_parts_bytes(p.img.width, p.img.height, p.ker.width, p.ker.height, p.out_width,
-                                             p.out_height);
-}
-
 // The f32 call on the wgmma kernel where it runs; *ran false where it does not or its
 // planes could not be allocated (nothing launched then).
 cudaError_t run_wgmma_split(const ExternCallOf<float> &call, bool *ran) {
     *ran = false;
-    const size_t parts_bytes = wgmma_split_parts_bytes(call.problem);
+    const ProblemOf<float> &p = call.problem;
+    DeviceFacts d;
+    cudaError_t e = device_facts(&d);
+    const size_t parts_bytes = e == cudaSuccess
+                                   ? im2tensor_wgmma_split_parts_bytes(d, p.img.width, p.img.height, p.ker.width,
+                                                                       p.ker.height, p.out_width, p.out_height)
+                                   : 0;
     if (parts_bytes == 0) {
-        return cudaSuccess;
+        return e;
     }
     rk::Scratch scratch(call.stream);
     SplitScales *scales = nullptr;
     __half *parts = nullptr;
-    cudaError_t e = scratch.take(sizeof(SplitScales), &scales);
+    e = scratch.take(sizeof(SplitScales), &scales);
     if (e == cudaSuccess) {
         e = scratch.take(parts_bytes, &parts);
     }
@@ -609,10 +609,10 @@ cudaError_t run_wgmma_split(const ExternCallOf<float> &call, bool *ran) {
     }
     *ran = true;
     if (e == cudaSuccess) {
-        e = compute_split_scales(call.problem, scales, call.stream);
+        e = compute_split_scales(p, scales, call.stream);
     }
     if (e == cudaSuccess) {
-        e = launch_im2tensor_wgmma_split(call.problem, scales, parts, call.stream);
+        e = launch_im2tensor_wgmma_split(d, p, scales, parts, call.stream);
     }
     const cudaError_t f = scratch.release();
     return e == cudaSuccess ? f : e;
@@ -689,9 +689,12 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
 template <typename Sample, typename Out, bool Atomic>
 size_t workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height) {
     if constexpr (FusedLaunch<Sample>::split) {
+        DeviceFacts d;
         const size_t parts =
-            im2tensor_wgmma_split_parts_bytes(out_width + kernel_width - 1, out_height + kernel_height - 1,
-                                              kernel_width, kernel_height, out_width, out_height);
+            device_facts(&d) == cudaSuccess
+                ? im2tensor_wgmma_split_parts_bytes(d, out_width + kernel_width - 1, out_height + kernel_height - 1,
+                                                    kernel_width, kernel_height, out_width, out_height)
+                : 0;
         if (parts > 0) {
             return rk::scratch_bytes({sizeof(SplitScales), parts});
         }

@@ -593,32 +593,25 @@ cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *
 template cudaError_t launch_im2tensor_wgmma<float>(const Problem &, cudaStream_t, bool *);
 template cudaError_t launch_im2tensor_wgmma<__half>(const Problem &, cudaStream_t, bool *);
 
-size_t im2tensor_wgmma_split_parts_bytes(int image_width, int image_height, int kernel_width, int kernel_height,
-                                         int out_width, int out_height) {
-    DeviceFacts d;
+size_t im2tensor_wgmma_split_parts_bytes(const DeviceFacts &d, int image_width, int image_height, int kernel_width,
+                                         int kernel_height, int out_width, int out_height) {
     WgmmaTiling t{};
-    if (device_facts(&d) != cudaSuccess || !hopper(d) ||
-        !split_tiling(kernel_width, kernel_height, out_width, out_height, d, &t)) {
+    if (!hopper(d) || !split_tiling(kernel_width, kernel_height, out_width, out_height, d, &t)) {
         return 0;
     }
     return size_t(SplitSamples::parts) * size_t(wgmma_split_pitch(image_width)) * size_t(image_height) * sizeof(__half);
 }
 
-cudaError_t launch_im2tensor_wgmma_split(const ProblemOf<float> &p, const SplitScales *scales, __half *parts,
-                                         cudaStream_t stream) {
-    DeviceFacts d;
+cudaError_t launch_im2tensor_wgmma_split(const DeviceFacts &d, const ProblemOf<float> &p, const SplitScales *scales,
+                                         __half *parts, cudaStream_t stream) {
     WgmmaArgs<SplitSamples> args{};
-    cudaError_t e = device_facts(&d);
-    if (e != cudaSuccess) {
-        return e;
-    }
     if (!hopper(d) || !split_tiling(p.ker.width, p.ker.height, p.out_width, p.out_height, d, &args.t)) {
         return cudaErrorInvalidValue;  // the caller asked im2tensor_wgmma_split_parts_bytes first
     }
     const int64_t pitch = wgmma_split_pitch(p.img.width), part_elements = pitch * p.img.height;
     args.io = p;
     args.scales = scales;
-    e = split_image_in_place(p.img, scales, parts, pitch, part_elements, stream);
+    cudaError_t e = split_image_in_place(p.img, scales, parts, pitch, part_elements, stream);
     if (e == cudaSuccess) {
         e = encode_image_map(parts, p.img.width, p.img.height, pitch, part_elements, args.t, &args.image_map);
     }

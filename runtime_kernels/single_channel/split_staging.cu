@@ -64,10 +64,6 @@ __global__ void __launch_bounds__(scale_threads) max_abs_kernel(ProblemOf<float>
     }
 }
 
-__device__ uint32_t pack(__half lo, __half hi) {
-    return uint32_t(__half_as_ushort(lo)) | uint32_t(__half_as_ushort(hi)) << 16;
-}
-
 __device__ void factors(int e, float (&f)[2]) {
     const int half = e / 2;
     f[0] = ldexpf(1.0f, half);
@@ -83,7 +79,7 @@ __global__ void finish_scales_kernel(SplitScales *s) {
 }
 
 // Thread (x, row) splits image columns 4x .. 4x + 3, then 4 (x + stride) .., of rows row,
-// row + gridDim.y, ...: one 16-byte load and two 8-byte stores where the row allows.
+// row + gridDim.y, ...: one 16-byte load where the row allows.
 __global__ void __launch_bounds__(scale_threads)
     split_in_place_kernel(View<const float> img, const SplitScales *scales, __half *parts, int64_t pitch,
                           int64_t part_elements) {
@@ -103,17 +99,15 @@ __global__ void __launch_bounds__(scale_threads)
                     v[i] = x + i < img.width ? row[x + i] : 0.0f;
                 }
             }
-            __half h[4], m[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const split_f32::InPlaceParts p = in_place_parts_of(v[i], factor);
-                h[i] = __float2half_rn(p.hi);
-                m[i] = __float2half_rn(p.mid);
-            }
-            // pitch is a multiple of 8 halfs: x (a multiple of 4) is 8-byte aligned in both planes,
+            // pitch is a multiple of 8 halfs: x (a multiple of 4) is pair-aligned in both planes,
             // and the padding past the width is the planes' own.
-            *reinterpret_cast<uint2 *>(hi + x) = make_uint2(pack(h[0], h[1]), pack(h[2], h[3]));
-            *reinterpret_cast<uint2 *>(mid + x) = make_uint2(pack(m[0], m[1]), pack(m[2], m[3]));
+#pragma unroll
+            for (int i = 0; i < 4; i += 2) {
+                const split_f32::InPlaceParts a = in_place_parts_of(v[i], factor);
+                const split_f32::InPlaceParts b = in_place_parts_of(v[i + 1], factor);
+                *reinterpret_cast<__half2 *>(hi + x + i) = __floats2half2_rn(a.hi, b.hi);
+                *reinterpret_cast<__half2 *>(mid + x + i) = __floats2half2_rn(a.mid, b.mid);
+            }
         }
     }
 }

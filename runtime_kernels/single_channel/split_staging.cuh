@@ -46,14 +46,14 @@ __device__ inline float scaled(float v, const float (&factor)[2]) {
 }
 
 // The f32 form of the Hopper kernel (im2tensor_fused_sm90.cu, sm_90a): bytes of the split
-// image's planes for this problem shape where it runs on the current device (an sm_90
-// GPU, from 7 x 7 taps, a tiling that fits), 0 where it does not.
-size_t im2tensor_wgmma_split_parts_bytes(int image_width, int image_height, int kernel_width, int kernel_height,
-                                         int out_width, int out_height);
+// image's planes for this problem shape where it runs on device d (an sm_90 GPU, from
+// 7 x 7 taps, a tiling that fits), 0 where it does not.
+size_t im2tensor_wgmma_split_parts_bytes(const DeviceFacts &d, int image_width, int image_height, int kernel_width,
+                                         int kernel_height, int out_width, int out_height);
 // Splits p's image into `parts` (that many bytes) with the scales compute_split_scales
-// wrote, then runs the kernel; only where im2tensor_wgmma_split_parts_bytes is not 0.
-cudaError_t launch_im2tensor_wgmma_split(const ProblemOf<float> &p, const SplitScales *scales, __half *parts,
-                                         cudaStream_t stream);
+// wrote, then runs the kernel on d; only where im2tensor_wgmma_split_parts_bytes is not 0.
+cudaError_t launch_im2tensor_wgmma_split(const DeviceFacts &d, const ProblemOf<float> &p, const SplitScales *scales,
+                                         __half *parts, cudaStream_t stream);
 
 // A value's in-place parts (the Hopper kernel's); Inf and NaN kept in hi, mid 0.
 __device__ inline split_f32::InPlaceParts in_place_parts_of(float v, const float (&factor)[2]) {
