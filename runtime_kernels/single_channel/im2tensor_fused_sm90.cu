@@ -274,13 +274,136 @@ __device__ __forceinline__ void tile_product(float (&acc)[64], const WgmmaTiling
     }
 }
 
+// The producer role: one thread stages each of the block's work items (the band's planes
+// of one tile) into the ring, as far ahead as the consumers' releases allow.
+template <typename Samples>
+__device__ void produce_stages(const WgmmaArgs<Samples> &args, uint32_t full, uint32_t empty, uint32_t stage_base,
+                               int my_items) {
+    const WgmmaTiling &t = args.t;
+    for (int n = 0; n < my_items; n++) {
+        const int stage = n % t.stages;
+        mbarrier_wait(empty + 8 * stage, ((n / t.stages) & 1) ^ 1);
+        const int item = int(blockIdx.x) + n * int(gridDim.x);
+        const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
+        const uint32_t dst = stage_base + stage * t.stage_bytes, bar = full + 8 * stage;
+        mbarrier_arrive_expect_tx(bar, t.planes * t.parts * t.rows * plane_row_bytes);
+        for (int p = 0; p < t.planes; p++) {
+            const int x = tile * t.out_columns + p * plane_columns, y = band * t.band_rows;
+            if constexpr (Samples::parts == 1) {
+                tma_load_2d(dst + p * t.plane_stride, &args.image_map, x, y, bar);
+            } else {
+                tma_load_3d(dst + p * t.plane_stride, &args.image_map, x, y, 0, bar);
+            }
+        }
+    }
+}
+
+// The epilogue of one consumer warp: the diagonal sums of its accumulators, then (s = 32)
+// the two warps of an output row added through shared memory, the split samples' scale
+// undone, non-finite sums recomputed exactly, and the row stored.
+template <int S, typename Samples, typename Out>
+struct TileEpilogue {
+    static constexpr int Q = S / frag;  // warps per output row
+    static constexpr int N = Samples::tile_columns;
+    static constexpr int sub_tiles = N / frag;
+    static constexpr int sums_per_lane = sub_tiles / 2;
+
+    const WgmmaArgs<Samples> &args;
+    const DiagonalLane diag;
+    const int lane, warp_id, q;
+    float *const gather;  // this warp's gather_batch exchange buffers
+    float *const pair;    // s = 32: this warp pair's two halves of right-hand sums
+    // Split samples: the sums' scale back to the caller's units, 2^unscale, one multiply
+    // (rounding once, as scalbnf does) wherever 2^unscale is a normal float.
+    int unscale = 0;
+    bool unscale_by_multiply = true;
+    float unscale_factor = 1.0f;
+
+    __device__ TileEpilogue(const WgmmaArgs<Samples> &a, unsigned char *smem, int warp_id_, int lane_)
+        : args(a),
+          diag(lane_),
+          lane(lane_),
+          warp_id(warp_id_),
+          q(warp_id_ % 4 % Q),
+          gather(reinterpret_cast<float *>(smem + a.t.gather_offset) + warp_id_ * gather_batch * reduce_floats),
+          pair(reinterpret_cast<float *>(smem + a.t.pair_offset) + (warp_id_ / 2) * pair_floats) {
+        if constexpr (Samples::parts == 2) {
+            unscale = args.scales->unscale_exponent;
+            unscale_by_multiply = unscale >= -126 && unscale <= 127;
+            unscale_factor = unscale_by_multiply ? __int_as_float((unscale + 127) << 23) : 1.0f;
+        }
+    }
+
+    // sums[p] of lane L is column 32 p + L of this warp's sums, output c0 + 32 p + L - 16 q
+    // (sub-tile 0's lower parts and the last sub-tile's upper parts belong to outputs of
+    // the neighbouring tiles).
+    __device__ __forceinline__ void diagonal_sums(const float (&acc)[N / 2], float (&sums)[sums_per_lane]) const {
+        float carry[4] = {0.f, 0.f, 0.f, 0.f}, total0[4], total1[4], f[2][4];
+        sub_tile(acc, 0, f);
+        diag.split(f, carry, total0);
+#pragma unroll
+        for (int b = 0; b < sums_per_lane; b += gather_batch) {
+#pragma unroll
+            for (int p = b; p < b + gather_batch; p++) {
+                sub_tile(acc, 2 * p + 1, f);
+                diag.split(f, carry, total0);
+                if (2 * p + 2 < sub_tiles) {
+                    sub_tile(acc, 2 * p + 2, f);
+                } else {
+                    f[0][0] = f[0][1] = f[0][2] = f[0][3] = f[1][0] = f[1][1] = f[1][2] = f[1][3] = 0.f;
+                }
+                diag.split(f, carry, total1);
+                diag.scatter(gather + (p - b) * reduce_floats, total0, total1);
+            }
+            __syncwarp();
+#pragma unroll
+            for (int p = b; p < b + gather_batch; p++) {
+                sums[p] = DiagonalLane::collect(gather + (p - b) * reduce_floats, lane);
+            }
+            __syncwarp();
+        }
+    }
+
+    // Output row y, columns c0 ..; turn picks the half of the pair buffer (s = 32), so that
+    // a warp pair's next row group cannot overwrite sums not yet read.
+    __device__ __forceinline__ void store(const float (&sums)[sums_per_lane], int c0, int y, int turn) const {
+        float *const right = pair + (turn & 1) * N;
+        if constexpr (Q == 2) {
+            if (q == 1) {
+#pragma unroll
+                for (int p = 0; p < sums_per_lane; p++) {
+                    right[32 * p + lane] = sums[p];
+                }
+            }
+            named_barrier(1 + warp_id / 2, 64);
+        }
+        if (q != 0) {
+            return;
+        }
+#pragma unroll
+        for (int p = 0; p < sums_per_lane; p++) {
+            const int v = 32 * p + lane, j = c0 + v;
+            float s = sums[p];
+            if constexpr (Q == 2) {
+                s += v + frag < N ? right[v + frag] : 0.f;
+            }
+            if (v < args.t.out_columns && j < args.io.out_width && y < args.io.out_height) {
+                if (!isfinite(s)) {
+                    s = exact_output(args.io, j, y);
+                } else if constexpr (Samples::parts == 2) {
+                    s = unscale_by_multiply ? s * unscale_factor : scalbnf(s, unscale);
+                }
+                *args.io.template at<Out>(j, y) = to_output<Out>(s);
+            }
+        }
+    }
+};
+
 template <int S, typename Samples, typename Out, int NA>
 __global__ void __launch_bounds__(block_threads, 1)
     im2tensor_wgmma_kernel(const __grid_constant__ WgmmaArgs<Samples> args) {
     constexpr int R = m_rows / S;  // output rows per M block
-    constexpr int Q = S / frag;    // warps per output row
-    constexpr int N = Samples::tile_columns;
-    constexpr int sub_tiles = N / frag;
+    using Epilogue = TileEpilogue<S, Samples, Out>;
     extern __shared__ unsigned char smem_raw[];
     const WgmmaTiling &t = args.t;
     const uint32_t raw = shared_address(smem_raw), base = (raw + 127) & ~127u;
@@ -302,46 +425,20 @@ __global__ void __launch_bounds__(block_threads, 1)
     __syncthreads();
 
     if (threadIdx.x >= consumer_threads) {
-        // The producer: the band's planes of each item, as far ahead as the ring allows.
         set_max_registers_dec<producer_registers>();
         if (threadIdx.x == consumer_threads) {
-            for (int n = 0; n < my_items; n++) {
-                const int stage = n % t.stages;
-                mbarrier_wait(empty + 8 * stage, ((n / t.stages) & 1) ^ 1);
-                const int item = int(blockIdx.x) + n * int(gridDim.x);
-                const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
-                const uint32_t dst = stage_base + stage * t.stage_bytes, bar = full + 8 * stage;
-                mbarrier_arrive_expect_tx(bar, t.planes * t.parts * t.rows * plane_row_bytes);
-                for (int p = 0; p < t.planes; p++) {
-                    const int x = tile * t.out_columns + p * plane_columns, y = band * t.band_rows;
-                    if constexpr (Samples::parts == 1) {
-                        tma_load_2d(dst + p * t.plane_stride, &args.image_map, x, y, bar);
-                    } else {
-                        tma_load_3d(dst + p * t.plane_stride, &args.image_map, x, y, 0, bar);
-                    }
-                }
-            }
+            produce_stages(args, full, empty, stage_base, my_items);
         }
         return;
     }
 
+    // The consumers: alternate row groups of each staged band, product then epilogue.
     set_max_registers_inc<consumer_registers>();
-    const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    const int r = warp * frag / S, q = warp % Q;
-    const int warp_id = threadIdx.x >> 5;
-    float *const gather = reinterpret_cast<float *>(smem + t.gather_offset) + warp_id * gather_batch * reduce_floats;
-    float *const pair = reinterpret_cast<float *>(smem + t.pair_offset) + (warp_id / 2) * pair_floats;
-    const DiagonalLane diag(lane);
+    const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3;
+    const int r = warp * frag / S;
+    const Epilogue epilogue(args, smem, threadIdx.x >> 5, threadIdx.x & 31);
     const int groups = t.band_rows / R;
-    // Split samples: the sums' scale back to the caller's units, 2^unscale, one multiply
-    // (rounding once, as scalbnf does) wherever 2^unscale is a normal float.
-    int unscale = 0;
-    if constexpr (Samples::parts == 2) {
-        unscale = args.scales->unscale_exponent;
-    }
-    const bool unscale_by_multiply = unscale >= -126 && unscale <= 127;
-    const float unscale_factor = unscale_by_multiply ? __int_as_float((unscale + 127) << 23) : 1.0f;
-    float acc[N / 2];
+    float acc[Epilogue::N / 2];
     int turn = 0;  // row groups this warpgroup has finished: the pair buffer's half
     // Ping-pong: the warpgroups take turns at the tensor cores (hardware barriers 5 and 6;
     // s = 32's warp pairs use 1-4), so that one's epilogue runs under the other's wgmma.
@@ -355,70 +452,14 @@ __global__ void __launch_bounds__(block_threads, 1)
         mbarrier_wait(full + 8 * stage, (n / t.stages) & 1);
         const int item = int(blockIdx.x) + n * int(gridDim.x);
         const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
-        const int c0 = tile * t.out_columns;
         const uint32_t b_stage = stage_base + stage * t.stage_bytes;
         for (int g = group; g < groups; g += consumer_groups, turn++) {
             named_barrier(my_turn, 256);
             tile_product<S, NA>(acc, t, a_base, b_stage + g * R * plane_row_bytes,
                                 [other_turn] { named_barrier_arrive(other_turn, 256); });
-
-            // Diagonal sums: sums[p] of lane L is column 32 p + L of this warp's sums, output
-            // c0 + 32 p + L - 16 q (sub-tile 0's lower parts and the last sub-tile's upper
-            // parts belong to outputs of the neighbouring tiles).
-            float carry[4] = {0.f, 0.f, 0.f, 0.f}, total0[4], total1[4], f[2][4];
-            sub_tile(acc, 0, f);
-            diag.split(f, carry, total0);
-            float sums[sub_tiles / 2];
-#pragma unroll
-            for (int b = 0; b < sub_tiles / 2; b += gather_batch) {
-#pragma unroll
-                for (int p = b; p < b + gather_batch; p++) {
-                    sub_tile(acc, 2 * p + 1, f);
-                    diag.split(f, carry, total0);
-                    if (2 * p + 2 < sub_tiles) {
-                        sub_tile(acc, 2 * p + 2, f);
-                    } else {
-                        f[0][0] = f[0][1] = f[0][2] = f[0][3] = f[1][0] = f[1][1] = f[1][2] = f[1][3] = 0.f;
-                    }
-                    diag.split(f, carry, total1);
-                    diag.scatter(gather + (p - b) * reduce_floats, total0, total1);
-                }
-                __syncwarp();
-#pragma unroll
-                for (int p = b; p < b + gather_batch; p++) {
-                    sums[p] = DiagonalLane::collect(gather + (p - b) * reduce_floats, lane);
-                }
-                __syncwarp();
-            }
-            const int y = band * t.band_rows + g * R + r;
-            float *const right = pair + (turn & 1) * N;
-            if constexpr (Q == 2) {
-                if (q == 1) {
-#pragma unroll
-                    for (int p = 0; p < sub_tiles / 2; p++) {
-                        right[32 * p + lane] = sums[p];
-                    }
-                }
-                named_barrier(1 + warp_id / 2, 64);
-            }
-            if (q == 0) {
-#pragma unroll
-                for (int p = 0; p < sub_tiles / 2; p++) {
-                    const int v = 32 * p + lane, j = c0 + v;
-                    float s = sums[p];
-                    if constexpr (Q == 2) {
-                        s += v + frag < N ? right[v + frag] : 0.f;
-                    }
-                    if (v < t.out_columns && j < args.io.out_width && y < args.io.out_height) {
-                        if (!isfinite(s)) {
-                            s = exact_output(args.io, j, y);
-                        } else if constexpr (Samples::parts == 2) {
-                            s = unscale_by_multiply ? s * unscale_factor : scalbnf(s, unscale);
-                        }
-                        *args.io.template at<Out>(j, y) = to_output<Out>(s);
-                    }
-                }
-            }
+            float sums[Epilogue::sums_per_lane];
+            epilogue.diagonal_sums(acc, sums);
+            epilogue.store(sums, tile * t.out_columns, band * t.band_rows + g * R + r, turn);
         }
         if ((threadIdx.x & 127) == 0) {
             mbarrier_arrive(empty + 8 * stage);
