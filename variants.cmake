@@ -27,17 +27,20 @@ halconv_api(correlate2d ENUM Algorithm
 
 halconv_variant(naive cpu conv2d cpu_naive
     DOC "GPU: one thread per output pixel, CPU: a plain serial loop nest")
-halconv_variant(naive cuda conv2d gpu_naive)
+halconv_variant(naive cuda conv2d gpu_naive REQUIRES gpu_grid_width)
 
 halconv_variant(shared_tiled cpu conv2d cpu_tiled
     DOC "GPU: tile + apron in shared memory, 1xT tiling, CPU: vectorized strips")
-halconv_variant(shared_tiled cuda conv2d gpu_shared_tiled REQUIRES gpu_conv2d_tile)
+halconv_variant(shared_tiled cuda conv2d gpu_shared_tiled REQUIRES gpu_conv2d_tile gpu_grid_width)
 
 halconv_variant(separable cpu separable cpu_separable REQUIRES rank1 cpu_separable_strip
     DOC "row pass then column pass (needs a rank-1 kernel, or the separable entry)")
 halconv_variant(separable cpu separable cpu_separable_two_pass REQUIRES rank1)
-halconv_variant(separable cuda separable gpu_separable REQUIRES rank1 gpu_separable_tile)
-halconv_variant(separable cuda separable gpu_separable_two_pass REQUIRES rank1)
+# CUDA: the extern stage (runtime_kernels/separable/) where its ring of row sums fits, the
+# Halide schedules beyond.
+halconv_variant(separable cuda separable_cuda sliding REQUIRES rank1 separable_sliding_fits)
+halconv_variant(separable cuda separable gpu_separable REQUIRES rank1 gpu_separable_tile gpu_grid_width)
+halconv_variant(separable cuda separable gpu_separable_two_pass REQUIRES rank1 gpu_grid_width)
 
 halconv_variant(autoscheduled cpu conv2d cpu_auto REQUIRES autoscheduled_scratch
     AUTOSCHEDULER Mullapudi2016 PARAMS autoscheduler.parallelism=16
@@ -51,15 +54,15 @@ halconv_variant(autoscheduled cuda conv2d gpu_auto REQUIRES autoscheduled_scratc
 # f32 (float32 samples split into float16 parts, runtime_kernels/common/split_f32.h) on
 # the variants runtime_kernels/contract.h lists in split_f32_variants (the generator
 # refuses another).
-halconv_variant(im2tensor cuda tensor_core im2tensor PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel
+halconv_variant(im2tensor cuda tensor_core im2tensor PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel gpu_grid_width
     DOC "tensor cores: P = K^T S into device memory, then the diagonal sums (two kernels)")
-halconv_variant(im2tensor_fused cuda tensor_core im2tensor_fused PRECISIONS f16 f16f32 f32 REQUIRES tensor_core_kernel
+halconv_variant(im2tensor_fused cuda tensor_core im2tensor_fused PRECISIONS f16 f16f32 f32 REQUIRES tensor_core_kernel gpu_grid_width
     DOC "tensor cores: P-blocks in shared memory, partial sums in a small buffer, recombined")
-halconv_variant(im2tensor_atomic cuda tensor_core im2tensor_atomic PRECISIONS f16 f16f32 f32 REQUIRES tensor_core_kernel
+halconv_variant(im2tensor_atomic cuda tensor_core im2tensor_atomic PRECISIONS f16 f16f32 f32 REQUIRES tensor_core_kernel gpu_grid_width
     DOC "tensor cores: as im2tensor_fused, the partial sums added atomically into the output")
-halconv_variant(diagonal_unroll cuda tensor_core diagonal_unroll PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel
+halconv_variant(diagonal_unroll cuda tensor_core diagonal_unroll PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel gpu_grid_width
     DOC "tensor cores: seed 003's diagonal kernel-image-loop unrolling, WMMA m16n16k16")
-halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core diagonal_unroll_m32n8k16 PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel
+halconv_variant(diagonal_unroll_m32n8k16 cuda tensor_core diagonal_unroll_m32n8k16 PRECISIONS f16 f16f32 REQUIRES tensor_core_kernel gpu_grid_width
     DOC "tensor cores: diagonal unrolling with WMMA m32n8k16 (32 kernel columns x 8 image columns)")
 
 # FFT convolution (overlap-save): a row per transform size T (the schedule column);
@@ -75,7 +78,7 @@ halconv_variant(fft cpu fft 512 PRECISIONS f32 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 1024 PRECISIONS f32 REQUIRES fft_tile)
 # CUDA: cuFFT extern stages (runtime_kernels/fft/halconv_fft.h), one row for every tile size:
 # the stage picks the tiling at run time, and tiles holding NaN or Inf it sums directly.
-halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel)
+halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel gpu_grid_width)
 
 # ---- multichannel_correlate2d / convolve2d: halconv::MultichannelAlgorithm ----
 halconv_api(multichannel ENUM MultichannelAlgorithm

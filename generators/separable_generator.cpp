@@ -3,7 +3,14 @@
 //
 //   rows(x, y)   = sum_i row(i) * padded(x + i - offset_x, y)
 //   output(x, y) = sum_j col(j) * rows(x, y + j - offset_y)
+//
+// halconv_separable_cuda: the same definition as a hand-written extern stage on CUDA
+// cores (runtime_kernels/separable/halconv_sep.h), which applies the boundary rule as it
+// stages the image and keeps the sums' sliding windows in registers.
+#include <map>
+
 #include "Halide.h"
+#include "contract.h"
 #include "conv_common.h"
 #include "separable_schedules.h"
 
@@ -67,6 +74,45 @@ public:
     }
 };
 
+enum class SeparableForm { sliding };
+inline const std::map<std::string, SeparableForm> separable_form_names = {{"sliding", SeparableForm::sliding}};
+
+class SeparableCuda : public Halide::Generator<SeparableCuda> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<SeparableForm> form{"form", SeparableForm::sliding, separable_form_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 1>> row_kernel{"row_kernel"};
+    Input<Buffer<void, 1>> col_kernel{"col_kernel"};
+    Input<int32_t> boundary{"boundary"};
+    Input<double> fill{"fill"};
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        const PrecisionTypes types = types_of(precision);
+        require(input.type() == types.storage && row_kernel.type() == types.storage &&
+                    col_kernel.type() == types.storage && output.type() == types.output,
+                "separable_cuda: buffer types do not match the precision");
+        require(get_target().has_feature(Halide::Target::CUDA), "separable_cuda: the extern stage needs a CUDA target");
+        std::string form_name;
+        for (const auto &[name, f] : separable_form_names) {
+            form_name = f == form ? name : form_name;
+        }
+        // ALGORITHM (the schedule is the extern stage's own)
+        Var x{"x"}, y{"y"};
+        Func sum{"separable_" + form_name};
+        sum.define_extern(rk::contract::separable_entry(form_name, precision_name(precision)),
+                          {input, row_kernel, col_kernel, boundary, fill, offset_x, offset_y, flip}, types.output,
+                          {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+        output = sum;
+    }
+};
+
 }  // namespace halconv::gen
 
 HALIDE_REGISTER_GENERATOR(halconv::gen::Separable, halconv_separable)
+HALIDE_REGISTER_GENERATOR(halconv::gen::SeparableCuda, halconv_separable_cuda)

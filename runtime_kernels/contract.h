@@ -66,6 +66,12 @@ inline std::string fft_entry(std::string_view form, std::string_view precision) 
     return "halconv_fft_" + std::string(form) + "_" + std::string(precision);
 }
 
+// Entry point of a separable form on CUDA cores: halconv_sep_<form>_<precision>
+// (separable/halconv_sep.h).
+inline std::string separable_entry(std::string_view form, std::string_view precision) {
+    return "halconv_sep_" + std::string(form) + "_" + std::string(precision);
+}
+
 // Channels per pixel the multichannel stages read (the bounds query asks for channels
 // 0 .. pitch - 1, the producer fills those past C with zeros). Written for integers (the
 // kernels) and for Halide Exprs (the generators): pick(c, a, b) is c ? a : b.

@@ -13,7 +13,10 @@ void cpu_parallel_strips(Halide::Func f, const Var &x, const Var &y, const Var &
 
 void gpu_one_per_thread(Halide::Func f, const Var &x, const Var &y, const Var &xi) {
     Var xo{"xo"}, yo{"yo"}, yi{"yi"};
-    f.gpu_tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf);
+    f.tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf)
+        .reorder(xi, yi, yo, xo)
+        .gpu_blocks(yo, xo)
+        .gpu_threads(xi, yi);
 }
 
 void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, const GpuTileVars &v) {
@@ -25,8 +28,8 @@ void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, co
     stage.split(x, v.xb, v.xi, gpu_tile_width, tail)
         .split(y, v.yb, v.yr, gpu_tile_height * rows, tail)
         .split(v.yr, v.yi, v.yt, rows, tail)
-        .reorder(v.yt, v.xi, v.yi, v.xb, v.yb)
-        .gpu_blocks(v.xb, v.yb)
+        .reorder(v.yt, v.xi, v.yi, v.yb, v.xb)
+        .gpu_blocks(v.yb, v.xb)
         .gpu_threads(v.xi, v.yi)
         .unroll(v.yt);
 }

@@ -39,14 +39,21 @@ void cpu_parallel_strips(Halide::Func f, const Halide::Var &x, const Halide::Var
 
 // GPU: one thread per sample of `f`, in blocks of gpu_tile_width x gpu_tile_height
 // threads; xi names the thread's x loop (to compute producers at).
+//
+// The GPU schedules put a tile's row on blockIdx.x (up to 2^31 - 1 blocks) and its column
+// on blockIdx.y: CUDA allows only 65535 blocks along y, which the rows of a tall image
+// exceed first (a 1 x 10^6 strip has 125000 tile rows); its columns reach it only past
+// gpu_max_width samples. (Fusing both into blockIdx.x lifts that limit too, but the
+// division that splits the index again cost 7 % on the fused edge pipeline and 37 % on
+// the staged one, H100, 2026-11-26.)
 void gpu_one_per_thread(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const Halide::Var &xi);
 
-// Loop names of the GPU tiling shared by the tiled schedules: blocks (xb, yb) of
+// Loop names of the GPU tiling shared by the tiled schedules: blocks (yb, xb) of
 // gpu_tile_width x gpu_tile_height threads (xi, yi), each thread running yt over the
 // rows it computes. One set per output Func, so every specialization of that Func
 // has the same loop names and producers can be computed at them.
 struct GpuTileVars {
-    explicit GpuTileVars(const Halide::Func &output) : block_level(output, xb), thread_level(output, xi) {}
+    explicit GpuTileVars(const Halide::Func &output) : block_level(output, yb), thread_level(output, xi) {}
     Halide::Var xb{"xb"}, yb{"yb"}, xi{"xi"}, yi{"yi"}, yr{"yr"}, yt{"yt"};
     Halide::LoopLevel block_level, thread_level;
 };

@@ -24,6 +24,12 @@ inline constexpr int cpu_direct_strip_rows = 32;
 // assume outputs at least this large, so smaller outputs are computed into a scratch of
 // this size per axis and cropped.
 inline constexpr int autoscheduled_min_extent = 512;
+// CUDA launches at most this many blocks along a grid's y and z axes (2^31 - 1 along x).
+inline constexpr int gpu_max_grid_y = 65535;
+// The GPU schedules put tile rows on blockIdx.x and tile columns on blockIdx.y
+// (conv2d_schedules.h): any height, and up to this many samples across, for the output
+// and each stage before it (the output's width plus the kernel's, less one).
+inline constexpr long long gpu_max_width = (long long)gpu_max_grid_y * gpu_tile_width;
 // That scratch may take up to this many bytes, or 4 times the output's own: a thin
 // image (1 x 10^6) would otherwise need a scratch 512 times its size.
 inline constexpr long long autoscheduled_scratch_floor_bytes = 64ll << 20;

@@ -33,9 +33,13 @@ void schedule_multichannel_cpu_direct(MultichannelStages &s) {
 // bench/results/h100/multichannel/): 1024^2 x C 64, N 64, K 3 55.2 ms (1.4 TFLOP/s);
 // 4096^2 x C 3, N 16, K 7 93.1 ms.
 void schedule_multichannel_gpu_direct(MultichannelStages &s) {
-    Var nb{"nb"}, xb{"xb"}, ni{"ni"}, xi{"xi"};
-    s.output.gpu_tile(s.n, s.x, nb, xb, ni, xi, 8, 32, TailStrategy::GuardWithIf).reorder(ni, xi, nb, xb, s.y);
-    s.output.gpu_blocks(s.y);
+    // Rows and column tiles fused into one block axis (gpu_one_per_thread says why).
+    Var nb{"nb"}, xb{"xb"}, ni{"ni"}, xi{"xi"}, b{"b"};
+    s.output.tile(s.n, s.x, nb, xb, ni, xi, 8, 32, TailStrategy::GuardWithIf)
+        .reorder(ni, xi, xb, s.y, nb)
+        .fuse(xb, s.y, b)
+        .gpu_blocks(b, nb)
+        .gpu_threads(ni, xi);
     s.sum.compute_at(s.output, ni);
 }
 

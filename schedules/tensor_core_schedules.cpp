@@ -14,8 +14,14 @@ void schedule_multichannel_gemm_boundary_gpu(Halide::Func shifted, const Halide:
                                              const Halide::Var &y) {
     // A copy with index remapping, channels and columns fused into one thread index so
     // that consecutive threads write consecutive samples whatever the channel count.
-    Halide::Var cx{"cx"}, cxo{"cxo"}, cxi{"cxi"}, yo{"yo"}, yi{"yi"};
-    shifted.compute_root().fuse(c, x, cx).gpu_tile(cx, y, cxo, yo, cxi, yi, 256, 1, Halide::TailStrategy::GuardWithIf);
+    // Rows on blockIdx.x (gpu_one_per_thread says why).
+    Halide::Var cx{"cx"}, cxo{"cxo"}, cxi{"cxi"};
+    shifted.compute_root()
+        .fuse(c, x, cx)
+        .split(cx, cxo, cxi, 256, Halide::TailStrategy::GuardWithIf)
+        .reorder(cxi, y, cxo)
+        .gpu_blocks(y, cxo)
+        .gpu_threads(cxi);
 }
 
 }  // namespace halconv::sched

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <vector>
 
+#include "geometry.h"
 #include "halconv/float16.h"
 #include "internal.h"
 #include "registry.h"
@@ -45,6 +46,17 @@ void check_same_extent(const halide_buffer_t *image, const halide_buffer_t *outp
     }
 }
 
+// The GPU schedules' width limit (geometry.h) for an image filtered with a kernel
+// `kernel_width` wide.
+void check_gpu_width(Device device, const halide_buffer_t *image, int kernel_width, const char *pipeline) {
+    if (device == Device::cuda && int64_t(image->dim[0].extent) + kernel_width - 1 > gpu_max_width) {
+        throw Error(ErrorCode::unsupported, std::string(pipeline) + " on CUDA takes images up to " +
+                                                std::to_string(gpu_max_width - kernel_width + 1) +
+                                                " samples wide (CUDA's grid limit); this image is " +
+                                                std::to_string(image->dim[0].extent) + " wide (run it on the CPU)");
+    }
+}
+
 }  // namespace
 
 namespace detail {
@@ -60,6 +72,7 @@ Device detect_edges(halide_buffer_t *image, halide_buffer_t *edges, double thres
                     "edge threshold " + std::to_string(threshold) + ": allowed a finite number >= 0");
     }
     const Device device = internal::resolve_device(o.device);
+    check_gpu_width(device, image, 7, "the edge pipeline");  // a 5 x 5 Gaussian, then a 3 x 3 Laplacian
     const internal::EdgesFn fn =
         internal::rows_of(internal::Api::edges, static_cast<int>(o.staging), device).front()->fns(Precision::f32).edges;
     internal::run_pipeline(device, {image}, edges, o.stream, "edge-detection pipeline", [&] {
@@ -106,6 +119,7 @@ Device unsharp_mask(halide_buffer_t *image, halide_buffer_t *blur_kernel, halide
     }
     kernel16.set_host_dirty();
     const int ox = internal::mode_offset(kw, Mode::same, false), oy = internal::mode_offset(kh, Mode::same, false);
+    check_gpu_width(device, image, kw, "the unsharp-mask pipeline");
     const internal::VariantRow &row =
         *internal::rows_of(internal::Api::unsharp, internal::algorithms_on(internal::Api::unsharp, device).front(),
                            device)

@@ -11,6 +11,7 @@
 #include "geometry.h"
 #include "internal.h"
 #include "registry.h"
+#include "separable/separable_sliding.h"
 
 namespace halconv::internal {
 
@@ -57,6 +58,30 @@ std::string limit_gpu_separable_tile(const Request &r, const VariantRow &) {
     }
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) +
            " outgrows the one-pass separable tile in shared memory";
+}
+
+std::string limit_separable_sliding_fits(const Request &r, const VariantRow &) {
+    const int storage = types_of(r.precision).storage.bytes();
+    if (rk::sep::sliding_fits(r.kernel_width, r.kernel_height, storage)) {
+        return {};
+    }
+    // The narrowest strip's layout: the smallest the kernel can need.
+    const rk::sep::SlidingLayout l = rk::sep::sliding_layout_for(std::end(rk::sep::sliding_tile_widths)[-1],
+                                                                 r.kernel_width, r.kernel_height, storage);
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " needs " + std::to_string(l.total_bytes >> 10) +
+           " KiB of shared memory for the sliding pass's staged rows and ring of " + std::to_string(l.ring_rows) +
+           " row sums, more than its " + std::to_string(rk::sep::sliding_shared_budget >> 10) + " KiB";
+}
+
+std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {
+    if (int64_t(r.output_width) + r.kernel_width - 1 <= gpu_max_width) {
+        return {};
+    }
+    return std::string("algorithm ") + row.algorithm + " on CUDA takes outputs up to " +
+           std::to_string(gpu_max_width - r.kernel_width + 1) + " samples wide for a kernel " +
+           std::to_string(r.kernel_width) + " wide (" + std::to_string(gpu_max_grid_y) +
+           " tile columns, CUDA's grid limit); this output is " + std::to_string(r.output_width) +
+           " wide (separable kernels run at any width; or split the image)";
 }
 
 std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row) {

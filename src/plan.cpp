@@ -512,6 +512,42 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
     output->set_device_dirty(true);
 }
 
+// The call on the device in bands of at most `rows` output rows, each a crop of the
+// output (the pipeline computes each output sample from the whole image as it would in
+// one call): for the autoscheduled GPU pipelines, whose schedule (Anderson2021's) may
+// give each row of the output, or of an intermediate stage (the output's rows plus the
+// kernel's halo), its own row of blocks: bands of a quarter of CUDA's limit
+// (geometry.h, gpu_max_grid_y) leave that halo room.
+constexpr int autoscheduled_band_rows = gpu_max_grid_y / 4;
+
+template <typename Call>
+void run_device_row_crops(halide_buffer_t *output, int rows, Call call) {
+    if (output->device == 0) {
+        internal::check_call(halide_device_malloc(nullptr, output, cuda_device_interface()),
+                             "allocating the output on the device");
+    }
+    const int first = output->dim[1].min, height = output->dim[1].extent;
+    for (int r = 0; r < height; r += rows) {
+        halide_dimension_t dims[2] = {output->dim[0], output->dim[1]};
+        dims[1].min = first + r;
+        dims[1].extent = std::min(rows, height - r);
+        halide_buffer_t crop = *output;
+        crop.dim = dims;
+        crop.flags = 0;
+        crop.device = 0;
+        crop.device_interface = nullptr;
+        if (crop.host != nullptr) {
+            crop.host += int64_t(r) * dims[1].stride * output->type.bytes();
+        }
+        internal::check_call(halide_device_crop(nullptr, output, &crop), "cropping the output on the device");
+        const int result = call(&crop);
+        halide_device_release_crop(nullptr, &crop);
+        internal::check_call(result, "conv2d pipeline");
+    }
+    output->flags = 0;
+    output->set_device_dirty(true);
+}
+
 // Whether this call can run the plan's row: always, unless the row is a transform and
 // the image (or a constant boundary's fill) holds NaN, Inf or values beyond its range,
 // which would spread over a whole tile instead of the outputs whose window holds them.
@@ -628,6 +664,11 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
             };
             if (s.scratch.width > 0) {
                 run_via_scratch(s, lease.data(), image, &kernel2d, output, stream, call);
+            } else if (s.row->autoscheduled && device == Device::cuda && s.output.height > autoscheduled_band_rows) {
+                internal::run_pipeline(device, {image, &kernel2d}, output, stream, "conv2d pipeline", [&] {
+                    run_device_row_crops(output, autoscheduled_band_rows, call);
+                    return 0;
+                });
             } else {
                 internal::run_pipeline(device, {image, &kernel2d}, output, stream, "conv2d pipeline",
                                        [&] { return call(output); });

@@ -120,6 +120,8 @@ std::string algorithm_list(Api api, Device device = Device::automatic);
 std::string limit_rank1(const Request &r, const VariantRow &row);
 std::string limit_cpu_separable_strip(const Request &r, const VariantRow &row);
 std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
+std::string limit_separable_sliding_fits(const Request &r, const VariantRow &row);
+std::string limit_gpu_grid_width(const Request &r, const VariantRow &row);
 std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row);
 std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row);
 std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row);

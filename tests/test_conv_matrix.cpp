@@ -5,6 +5,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "geometry.h"
+#include "separable/separable_sliding.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -34,8 +36,9 @@ protected:
     }
 };
 
-void run_case(Device device, Algorithm algorithm, Precision precision, const Shape &s, Mode mode, Boundary boundary,
-              bool flip, bool rank1_kernel) {
+// Runs one case and checks it against the float64 reference; returns what ran.
+Dispatch run_case(Device device, Algorithm algorithm, Precision precision, const Shape &s, Mode mode, Boundary boundary,
+                  bool flip, bool rank1_kernel) {
     std::uniform_real_distribution<double> fill_dist(-2.0, 2.0);
     Image img, ker;
     Halide::Runtime::Buffer<> input = random_buffer(storage_type(precision), s.image_width, s.image_height, img);
@@ -56,11 +59,11 @@ void run_case(Device device, Algorithm algorithm, Precision precision, const Sha
     Halide::Runtime::Buffer<> out(output_type(precision), e.width, e.height);
     poison(out);
     if (device == Device::cuda) {
-        ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
+        EXPECT_EQ(out.copy_to_device(cuda_device_interface()), 0);
     }
     const Dispatch d = flip ? convolve2d(input, kernel, out, o) : correlate2d(input, kernel, out, o);
     if (device == Device::cuda) {
-        ASSERT_EQ(out.copy_to_host(), 0);
+        EXPECT_EQ(out.copy_to_host(), 0);
     }
     const Reference ref = correlate_reference(img, ker, mode, boundary, o.fill_value, flip);
     const bool factored = d.algorithm == Algorithm::separable;
@@ -89,10 +92,11 @@ void run_case(Device device, Algorithm algorithm, Precision precision, const Sha
             max_abs_x = std::max(max_abs_x, std::fabs(v));
         }
         EXPECT_TRUE(matches_reference_within(out, ref, precision, fft_error_bound(precision, tile, ker, max_abs_x)));
-        return;
+        return d;
     }
     EXPECT_TRUE(matches_reference(out, ref, precision, s.kernel_width * s.kernel_height, factored, factor_error,
                                   &window.magnitude));
+    return d;
 }
 
 TEST_P(ConvMatrix, MatchesFloat64Reference) {
@@ -178,14 +182,12 @@ protected:
 TEST_P(CudaLarge, MatchesFloat64Reference) {
     const auto [algorithm, precision] = GetParam();
     const int storage_bytes = storage_type(precision).bytes();
-    const int acc_bytes = precision == Precision::f64 ? 8 : (precision == Precision::f16 ? 2 : 4);
     for (int k : {3, 5, 15, 31, 40, 63}) {
         const bool rank1 = algorithm == Algorithm::separable;
         // Explicit tiled algorithms refuse kernels whose tile plus apron exceed shared
         // memory (ErrorsOnGpu covers that); pure f16 accumulation of more than ~250
         // products has no meaningful error bound (n*u approaches 1).
         if ((algorithm == Algorithm::shared_tiled && !shared_tile_fits(k, k, storage_bytes, 0)) ||
-            (algorithm == Algorithm::separable && !shared_tile_fits(k, k, storage_bytes, 32 * acc_bytes)) ||
             (precision == Precision::f16 && k > 15)) {
             continue;
         }
@@ -217,6 +219,199 @@ TEST_P(CudaTiles, MatchesFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaTiles, ::testing::Combine(all_algorithms, all_precisions), [](const auto &p) {
     return std::string(to_string(std::get<0>(p.param))) + "_" + to_string(std::get<1>(p.param));
 });
+
+// The sliding pass's plan (runtime_kernels/separable/separable_sliding.h), which the
+// registry's limit and the kernel's launcher share: within the shared-memory budget, the
+// stage holding every sample a window loads, a ring of whole chunks holding every row
+// sum a chunk of outputs reads, rows an odd multiple of 16 bytes apart; the widest strip
+// where it fits; the largest kernels the budget takes at each precision.
+TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
+    for (const int bytes : {8, 4, 2}) {
+        const int acc = rk::sep::sliding_accumulator_bytes(bytes);
+        for (const int kw : {1, 2, 7, 8, 9, 31, 63, 64, 65, 127, 200}) {
+            for (const int kh : {1, 2, 16, 17, 31, 63, 127, 250}) {
+                SCOPED_TRACE(std::to_string(bytes) + " bytes, K " + std::to_string(kw) + "x" + std::to_string(kh));
+                const rk::sep::SlidingLayout l = rk::sep::sliding_layout(kw, kh, bytes);
+                if (l.tile_columns == 0) {
+                    for (const int tile : rk::sep::sliding_tile_widths) {
+                        EXPECT_GT(rk::sep::sliding_layout_for(tile, kw, kh, bytes).total_bytes,
+                                  rk::sep::sliding_shared_budget);
+                    }
+                    continue;
+                }
+                EXPECT_LE(l.total_bytes, rk::sep::sliding_shared_budget);
+                EXPECT_EQ(l.tile_columns * l.chunk_rows, rk::sep::sliding_chunk_outputs);
+                if (l.tile_columns != rk::sep::sliding_tile_widths[0]) {
+                    EXPECT_GT(rk::sep::sliding_layout_for(rk::sep::sliding_tile_widths[0], kw, kh, bytes).total_bytes,
+                              rk::sep::sliding_shared_budget);
+                }
+                // A thread's window reads whole blocks of 8 up to the block after its last tap's.
+                EXPECT_GE(l.stage_width, l.tile_columns + (kw + 7) / 8 * 8);
+                EXPECT_GE(l.stage_pitch, l.stage_width);
+                EXPECT_EQ(l.ring_rows % l.chunk_rows, 0);
+                EXPECT_GE(l.ring_rows, l.chunk_rows + kh - 1);
+                EXPECT_EQ(l.ring_rows, (l.lag + 1) * l.chunk_rows);
+                EXPECT_GE(l.ring_pitch, l.tile_columns);
+                for (const int64_t row_bytes : {int64_t(l.stage_pitch) * bytes, int64_t(l.ring_pitch) * acc}) {
+                    EXPECT_EQ(row_bytes % 16, 0);
+                    EXPECT_EQ(row_bytes / 16 % 2, 1);
+                }
+                EXPECT_GE(l.stage_bytes, size_t(l.chunk_rows) * size_t(l.stage_pitch) * size_t(bytes));
+                EXPECT_GE(l.ring_bytes, size_t(l.ring_rows) * size_t(l.ring_pitch) * size_t(acc));
+                EXPECT_EQ(l.total_bytes, l.taps_bytes + l.ring_bytes + 2 * l.stage_bytes);
+            }
+        }
+    }
+    EXPECT_TRUE(rk::sep::sliding_fits(127, 127, 4));
+    EXPECT_TRUE(rk::sep::sliding_fits(127, 127, 2));
+    EXPECT_FALSE(rk::sep::sliding_fits(250, 250, 4));
+    EXPECT_EQ(rk::sep::sliding_layout(3, 3, 4).tile_columns, rk::sep::sliding_tile_widths[0]);
+}
+
+// The separable algorithm on CUDA: the sliding extern stage wherever its shared memory
+// suffices (runtime_kernels/separable/separable_sliding.h), over several strips, chunks
+// and bands, with kernels of every residue modulo its 8-sample window, tall, wide and up
+// to its limit; the Halide schedules beyond it. Cases whose float64 reference would take
+// more than max_reference_taps multiply-adds are left out (the reference is a direct 2D
+// sum): the largest kernels run on small images and in same mode.
+class CudaSeparable : public ::testing::TestWithParam<Precision> {
+protected:
+    void SetUp() override {
+        if (!cuda_available()) {
+            GTEST_SKIP() << "no CUDA device on this machine: GPU variants are tested on a GPU machine";
+        }
+    }
+};
+
+TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
+    constexpr int64_t max_reference_taps = 25'000'000;
+    const Precision precision = GetParam();
+    const std::vector<Shape> shapes = {{333, 517, 1, 1},  {333, 517, 3, 3},  {260, 90, 8, 8},    {131, 97, 9, 17},
+                                       {257, 60, 31, 7},  {90, 50, 63, 63},  {64, 32, 16, 16},   {40, 33, 127, 127},
+                                       {300, 60, 127, 3}, {60, 300, 3, 127}, {24, 300, 13, 250}, {45, 40, 100, 90},
+                                       {1, 70, 5, 9},     {70, 1, 9, 5}};
+    int index = 0;
+    for (const Shape &s : shapes) {
+        // float16 sums of more than ~250 products have no useful bound; the sliding pass
+        // sums in float32, but the reference's tolerance is float16's.
+        if (precision == Precision::f16 && s.kernel_width + s.kernel_height > 40) {
+            continue;
+        }
+        for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
+            if (mode == Mode::valid && (s.kernel_width > s.image_width || s.kernel_height > s.image_height)) {
+                continue;
+            }
+            const Extent2d e = output_extent({s.image_width, s.image_height}, {s.kernel_width, s.kernel_height}, mode);
+            if (int64_t(e.width) * e.height * s.kernel_width * s.kernel_height > max_reference_taps) {
+                continue;
+            }
+            const auto boundary = Boundary(index % 5);
+            const bool flip = index % 2 == 1;
+            ++index;
+            SCOPED_TRACE(std::to_string(s.image_width) + "x" + std::to_string(s.image_height) + " K " +
+                         std::to_string(s.kernel_width) + "x" + std::to_string(s.kernel_height) + " " +
+                         to_string(mode) + " " + to_string(boundary) + (flip ? " convolve" : " correlate"));
+            const Dispatch d = run_case(Device::cuda, Algorithm::separable, precision, s, mode, boundary, flip, true);
+            const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, storage_type(precision).bytes());
+            EXPECT_EQ(d.variant == "separable_cuda_sliding", fits) << d.variant;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaSeparable,
+                         ::testing::Values(Precision::f64, Precision::f32, Precision::f16, Precision::f16f32),
+                         [](const auto &p) { return std::string(to_string(p.param)); });
+
+// Images whose extents pass CUDA's grid limits (65535 blocks along y and z) on every GPU
+// algorithm: 1 x 10^6, 10^6 x 1, 65536 x 2048 and 2048 x 200000, same mode, reflect,
+// a rank-1 3 x 3 kernel; 4096 outputs spread over the image (its corners among them)
+// against float64 sums. Each image is made and moved to the device once per storage
+// type, then filtered by every algorithm (f32 where it takes f32, else f16f32). The
+// typed refusals expected: autoscheduled on outputs thinner than its 512-sample tiles
+// whose scratch would be too large (1 x 10^6 and 10^6 x 1), and the Halide GPU schedules
+// on a row wider than gpu_max_width (geometry.h), which the separable pass still runs.
+TEST(CudaGridLimits, TallAndWideImagesOnEveryGpuAlgorithm) {
+    if (!cuda_available()) {
+        GTEST_SKIP() << "no CUDA device on this machine: GPU variants are tested on a GPU machine";
+    }
+    const int too_wide = int(gpu_max_width);  // with the 3-wide kernel's halo, one sample too many
+    const std::vector<std::pair<int, int>> sizes = {
+        {1, 1000000}, {1000000, 1}, {65536, 2048}, {2048, 200000}, {too_wide, 3}};
+    for (const auto &[w, h] : sizes) {
+        for (const Precision precision : {Precision::f32, Precision::f16f32}) {
+            // Samples in [-1, 1) from a hash of the position: cheap to make and to look up.
+            const auto sample = [](int64_t x, int64_t y) {
+                uint64_t v = uint64_t(x) * 0x9E3779B97F4A7C15ull ^ uint64_t(y) * 0xC2B2AE3D27D4EB4Full;
+                v ^= v >> 29;
+                v *= 0xBF58476D1CE4E5B9ull;
+                v ^= v >> 32;
+                return double(v >> 40) / double(1ull << 23) - 1.0;  // 24 bits: exact in float32
+            };
+            Halide::Runtime::Buffer<> input(storage_type(precision), w, h);
+            for (int64_t y = 0; y < h; y++) {
+                for (int64_t x = 0; x < w; x++) {
+                    store(input, size_t(y) * size_t(w) + size_t(x), sample(x, y));
+                }
+            }
+            ASSERT_EQ(input.copy_to_device(cuda_device_interface()), 0);
+            Image ker;
+            Halide::Runtime::Buffer<> kernel = random_rank1_kernel(storage_type(precision), 3, 3, ker);
+            Halide::Runtime::Buffer<> out(output_type(precision), w, h);
+            for (const AlgorithmInfo &info : algorithms()) {
+                const auto takes = [&](Precision p) {
+                    return std::find(info.precisions.begin(), info.precisions.end(), p) != info.precisions.end();
+                };
+                if (std::find(info.devices.begin(), info.devices.end(), Device::cuda) == info.devices.end() ||
+                    (precision == Precision::f16f32) == takes(Precision::f32) || !takes(precision)) {
+                    continue;
+                }
+                SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + info.name + " " +
+                             to_string(precision));
+                Options o;
+                o.algorithm = info.algorithm;
+                o.precision = precision;
+                o.mode = Mode::same;
+                o.boundary = Boundary::reflect;
+                o.device = Device::cuda;
+                poison(out);
+                try {
+                    correlate2d(input, kernel, out, o);
+                } catch (const Error &e) {
+                    const bool thin = w < autoscheduled_min_extent || h < autoscheduled_min_extent;
+                    EXPECT_TRUE(e.code() == ErrorCode::unsupported &&
+                                ((info.algorithm == Algorithm::autoscheduled && thin) ||
+                                 (w == too_wide && info.algorithm != Algorithm::separable)))
+                        << e.what();
+                    continue;
+                }
+                ASSERT_EQ(out.copy_to_host(), 0);
+                // Round the samples as stored: f16f32 stores the image in float16.
+                const auto stored = [&](int64_t x, int64_t y) {
+                    return load(input, size_t(y) * size_t(w) + size_t(x));
+                };
+                std::uniform_int_distribution<int> px(0, w - 1), py(0, h - 1);
+                double worst = 0.0;
+                for (int n = 0; n < 4096; n++) {
+                    const int x = n < 4 ? (n & 1) * (w - 1) : px(rng()), y = n < 4 ? (n >> 1) * (h - 1) : py(rng());
+                    double sum = 0.0, magnitude = 0.0;
+                    for (int j = 0; j < 3; j++) {
+                        for (int i = 0; i < 3; i++) {
+                            const double v = stored(boundary_index(x + i - 1, w, Boundary::reflect),
+                                                    boundary_index(y + j - 1, h, Boundary::reflect));
+                            sum += ker.at(i, j) * v;
+                            magnitude += std::fabs(ker.at(i, j) * v);
+                        }
+                    }
+                    const double got = load(out, size_t(y) * size_t(w) + size_t(x));
+                    worst = std::max(worst, std::fabs(got - sum) / std::max(magnitude, 1e-30));
+                }
+                // Nine float32 products and sums: a few ulps of the window's magnitude
+                // (float16 products are exact in float32, so f16f32 meets the same bound).
+                EXPECT_LT(worst, 1e-5);
+            }
+        }
+    }
+}
 
 }  // namespace
 }  // namespace halconv::test

@@ -45,7 +45,10 @@ __global__ void __launch_bounds__(threads_per_block) diagonal_unroll_m16n16k16_k
     __half *ks = reinterpret_cast<__half *>(smem);
     __half *win = ks + NB * frag * p.ldk;
     float *scratch = reinterpret_cast<float *>(win + rows * p.pitch) + warp * tile_pair_floats;
-    const int k0 = blockIdx.y * block_rows16;
+    const int k0 = row_block_index() * block_rows16;
+    if (k0 >= p.io.out_height) {
+        return;  // past the last row block (row_block_grid)
+    }
     const int J0 = blockIdx.x * p.strip_chunks, J1 = min(J0 + p.strip_chunks, p.chunks);
     stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
 
@@ -169,7 +172,10 @@ __global__ void __launch_bounds__(threads_per_block) diagonal_unroll_m32n8k16_ke
     __half *win = ks + NB * frag * p.ldk;
     __half *win8 = win + rows * p.pitch;
     float *scratch = reinterpret_cast<float *>(win8 + rows * p.pitch) + warp * tiles32 * tile32_floats;
-    const int k0 = blockIdx.y * block_rows32;
+    const int k0 = row_block_index() * block_rows32;
+    if (k0 >= p.io.out_height) {
+        return;  // past the last row block (row_block_grid)
+    }
     const int J0 = blockIdx.x * p.strip_chunks, J1 = min(J0 + p.strip_chunks, p.chunks);
     const int span = 2 * p.na + 1;  // chunks read per step
     stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
@@ -290,7 +296,7 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
         if (const cudaError_t f = allow_opt_in_shared_memory<kernel>(); f != cudaSuccess) {
             return f;
         }
-        kernel<<<dim3(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
+        kernel<<<row_block_grid(strips, row_blocks), threads_per_block, smem, call.stream>>>(p);
         return cudaGetLastError();
     });
     return finish_extern_call(uc, name, "launching the kernel", e, out);

@@ -260,6 +260,18 @@ size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel
 template <typename Out>
 cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran);
 
+// Grids of `strips` x `row_blocks` blocks: CUDA allows at most 65535 blocks along y, so
+// a taller output's row blocks continue along z (a 1 x 10^6 image has 125000 row blocks
+// of 8 rows). A block's row block is row_block_index(); the grid may hold a few more
+// than row_blocks, and those blocks return at once.
+inline dim3 row_block_grid(int strips, int row_blocks) {
+    const int y = row_blocks < 65535 ? row_blocks : 65535;
+    return dim3(unsigned(strips), unsigned(y), unsigned((row_blocks + y - 1) / y));
+}
+__device__ inline int row_block_index() {
+    return int(blockIdx.y + blockIdx.z * gridDim.y);
+}
+
 // Column chunks per block strip so that strips x row_blocks blocks make about four
 // blocks per SM (fewer strips mean fewer boundary partial sums).
 int strip_chunks_for(int chunks, int row_blocks);

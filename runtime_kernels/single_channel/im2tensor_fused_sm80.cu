@@ -146,7 +146,10 @@ __global__ void __launch_bounds__(threads_per_block, 2) im2tensor_fused_kernel(F
     __half *win = ks + NB * frag * p.ldk;
     float *buffer = reinterpret_cast<float *>(win + rows * p.pitch) + warp * reduce_floats;
 
-    const int k0 = blockIdx.y * block_rows;
+    const int k0 = row_block_index() * block_rows;
+    if (k0 >= p.io.out_height) {
+        return;  // past the last row block (row_block_grid)
+    }
     const int J0 = blockIdx.x * p.strip_chunks;
     const int J1 = min(J0 + p.strip_chunks, p.jtot);
     stage_kernel(ks, p.ldk, NB * frag, p.io.ker, p.io.flip);
@@ -428,7 +431,10 @@ __global__ void __launch_bounds__(threads_per_block, 2)
     float *buffer = reinterpret_cast<float *>(win + parts * window_part) + warp * reduce_floats;
     const SplitScales sc = *split.scales;
 
-    const int k0 = blockIdx.y * block_rows;
+    const int k0 = row_block_index() * block_rows;
+    if (k0 >= p.io.out_height) {
+        return;  // past the last row block (row_block_grid)
+    }
     const int J0 = blockIdx.x * p.strip_chunks;
     const int J1 = min(J0 + p.strip_chunks, p.jtot);
     stage_kernel_parts(ks, kernel_part, p.ldk, NB * frag, p.io.ker, p.io.flip, sc, split.scheme);
@@ -668,9 +674,10 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     }
     if (e == cudaSuccess) {
         if constexpr (FusedLaunch<Sample>::split) {
-            l.fused<<<dim3(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p, l.split_fields);
+            l.fused<<<row_block_grid(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p,
+                                                                                                        l.split_fields);
         } else {
-            l.fused<<<dim3(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p);
+            l.fused<<<row_block_grid(l.strips, l.row_blocks), threads_per_block, l.smem, call.stream>>>(p);
         }
         e = cudaGetLastError();
     }

@@ -1,0 +1,43 @@
+// The separable correlation on CUDA cores as a Halide extern stage (separable_sliding.cu;
+// the plan in separable_sliding.h).
+//
+// halconv_sep_sliding_<precision>(in, row_kernel, col_kernel, boundary, fill, offset_x,
+// offset_y, flip, out) computes, for every output position (x, y) of `out`,
+//   sum_j col(j) sum_i row(i) padded(x + i - offset_x, y + j - offset_y)
+// with the kernels reversed when `flip` (convolution) and padded the image `in` extended
+// by `boundary` (a halconv::Boundary value; `fill`, rounded to the storage type, for the
+// constant rule) — the separable generator's definition. A bounds query asks for the
+// whole image and both kernels, as given. The call runs on Halide's current CUDA stream
+// and returns 0 or a halide_error_code.
+//
+//   f64:    float64 samples, taps, sums and output
+//   f32:    float32 throughout
+//   f16f32: float16 samples and taps, float32 sums and output
+//   f16:    float16 samples and taps, float32 sums (more accurate than float16 arithmetic,
+//           as the tensor-core variants), float16 output
+#pragma once
+
+#include <stdint.h>
+
+#include "HalideRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int halconv_sep_sliding_f64(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                            int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                            halide_buffer_t *out);
+int halconv_sep_sliding_f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                            int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                            halide_buffer_t *out);
+int halconv_sep_sliding_f16(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                            int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                            halide_buffer_t *out);
+int halconv_sep_sliding_f16f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                               int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                               halide_buffer_t *out);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

@@ -1,0 +1,424 @@
+// The separable correlation on CUDA cores at memory speed (the `sliding` variant of the
+// separable algorithm; the plan in separable_sliding.h):
+//   output(x, y) = sum_j col(j) sum_i row(i) padded(x + i - offset_x, y + j - offset_y)
+// with padded the image extended by the boundary rule, applied here as samples are staged
+// (no extended copy of the image). A hand-written extern stage because Halide's
+// schedules cannot keep a sliding window in registers across a reduction of run-time
+// length, nor overlap the next rows' copy with the current rows' sums: its GPU separable
+// schedules load every tap's sample from shared memory (bench/results/h100/core-f32-4096.csv:
+// 0.63 ms for K = 31 at 4096^2 against a 0.045 ms memory floor).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "HalideRuntimeCuda.h"
+#include "bands/band_slab.h"
+#include "common/async_copy.cuh"
+#include "common/extern_call.cuh"
+#include "separable/halconv_sep.h"
+#include "separable/separable_sliding.h"
+
+namespace halconv::rk::sep {
+namespace {
+
+constexpr int T = sliding_outputs_per_thread;
+constexpr int threads = sliding_threads;
+constexpr int warps = threads / 32;
+
+template <typename S, typename A>
+struct SlidingArgs {
+    const S *image;
+    int64_t image_stride;
+    int image_width, image_height;
+    void *out;  // the output type's
+    int64_t out_stride;
+    int out_width, out_height;
+    const S *row_taps, *col_taps;  // as stored, flipped here when flip
+    int kw, kh;
+    bool flip;
+    int boundary;            // halconv::Boundary
+    S fill;                  // the constant boundary's value in the storage type
+    int64_t base_x, base_y;  // image column / row of output (0, 0)'s first tap
+    int band_rows;           // output rows per block, a multiple of the chunk
+    SlidingLayout layout;
+};
+
+__device__ inline float to_accumulator(__half v) {
+    return __half2float(v);
+}
+__device__ inline float to_accumulator(float v) {
+    return v;
+}
+__device__ inline double to_accumulator(double v) {
+    return v;
+}
+
+__device__ inline void store_output(float *o, float v) {
+    *o = v;
+}
+__device__ inline void store_output(__half *o, float v) {
+    *o = __float2half_rn(v);
+}
+__device__ inline void store_output(double *o, double v) {
+    *o = v;
+}
+
+// Eight consecutive elements of shared memory (16-byte aligned) into accumulators, as
+// 16-byte loads.
+__device__ inline void load8(const float *p, float (&w)[T]) {
+    const float4 a = reinterpret_cast<const float4 *>(p)[0], b = reinterpret_cast<const float4 *>(p)[1];
+    w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
+}
+__device__ inline void load8(const double *p, double (&w)[T]) {
+#pragma unroll
+    for (int m = 0; m < T / 2; m++) {
+        const double2 v = reinterpret_cast<const double2 *>(p)[m];
+        w[2 * m] = v.x, w[2 * m + 1] = v.y;
+    }
+}
+__device__ inline void load8(const __half *p, float (&w)[T]) {
+    const uint4 v = *reinterpret_cast<const uint4 *>(p);
+    const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&words[m]));
+        w[2 * m] = f.x, w[2 * m + 1] = f.y;
+    }
+}
+
+template <typename A>
+__device__ inline void store8(A *p, const A (&v)[T]) {
+    if constexpr (sizeof(A) == 4) {
+        reinterpret_cast<float4 *>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+        reinterpret_cast<float4 *>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+#pragma unroll
+        for (int m = 0; m < T / 2; m++) {
+            reinterpret_cast<double2 *>(p)[m] = make_double2(v[2 * m], v[2 * m + 1]);
+        }
+    }
+}
+
+// acc[t] += sum_{i < k} taps[i] * window(t + i), t < 8: the window's samples stream
+// through registers a block of eight at a time (load(b, w) puts samples 8 b .. 8 b + 7
+// in w), each feeding up to eight sums; taps is padded to a multiple of 8 and 16-byte
+// aligned. Blocks are read up to ceil(k / 8); a sample is multiplied only by a tap it
+// meets (padding taps never are: 0 * inf would be a NaN the definition has not).
+// (Measured on the H100: a 16-byte-aligned stage with the window shifted inside its
+// first block, and unrolling the loop to rotate the blocks instead of moving them, were
+// both slower: the extra code cost more than the moves and per-sample copies they save.)
+template <typename A, typename Load>
+__device__ __forceinline__ void slide(A (&acc)[T], const A *taps, int k, Load &&load) {
+    A w[2 * T];
+    load(0, *reinterpret_cast<A(*)[T]>(w));
+    int i = 0;
+    for (; i + T <= k; i += T) {
+        load(i / T + 1, *reinterpret_cast<A(*)[T]>(w + T));
+        A tap[T];
+        load8(taps + i, tap);
+#pragma unroll
+        for (int ii = 0; ii < T; ii++) {
+#pragma unroll
+            for (int t = 0; t < T; t++) {
+                acc[t] += tap[ii] * w[t + ii];
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < T; m++) {
+            w[m] = w[T + m];
+        }
+    }
+    if (i < k) {
+        load(i / T + 1, *reinterpret_cast<A(*)[T]>(w + T));
+        A tap[T];
+        load8(taps + i, tap);
+#pragma unroll
+        for (int ii = 0; ii < T - 1; ii++) {
+            if (i + ii < k) {
+#pragma unroll
+                for (int t = 0; t < T; t++) {
+                    acc[t] += tap[ii] * w[t + ii];
+                }
+            }
+        }
+    }
+}
+
+// Queues the copy of a chunk's rows (image rows from first_row, stage_width columns from
+// image column x0, the boundary rule applied) into a stage buffer: cp.async for 4- and
+// 8-byte samples (the copy runs while the block sums the chunk before), plain loads for
+// 2-byte ones (cp.async moves 4 bytes at least). Warp w takes rows w, w + 8, ..., its
+// lanes consecutive columns.
+template <typename S, typename A>
+__device__ void stage_chunk(const SlidingArgs<S, A> &p, S *stage, int chunk_rows, int64_t first_row, int64_t x0) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int width = p.layout.stage_width;
+    const bool columns_inside = x0 >= 0 && x0 + width <= p.image_width;
+    const auto put = [](S *dst, const S *src) {
+        if constexpr (sizeof(S) >= 4) {
+            cp_async_zfill<int(sizeof(S))>(uint32_t(__cvta_generic_to_shared(dst)), src, int(sizeof(S)));
+        } else {
+            *dst = *src;
+        }
+    };
+    for (int r = warp; r < chunk_rows; r += warps) {
+        S *dst = stage + r * p.layout.stage_pitch;
+        const int64_t y = band_source_index(first_row + r, p.image_height, p.boundary);
+        if (y < 0) {
+            for (int c = lane; c < width; c += 32) {
+                dst[c] = p.fill;
+            }
+            continue;
+        }
+        const S *src = p.image + y * p.image_stride;
+        if (columns_inside) {
+            // One pointer per lane, stepped: no 64-bit address arithmetic per sample.
+            const S *from = src + x0 + lane;
+            S *to = dst + lane;
+            for (int c = lane; c < width; c += 32, from += 32, to += 32) {
+                put(to, from);
+            }
+        } else {
+            for (int c = lane; c < width; c += 32) {
+                const int64_t x = band_source_index(x0 + c, p.image_width, p.boundary);
+                if (x < 0) {
+                    dst[c] = p.fill;
+                } else {
+                    put(dst + c, src + x);
+                }
+            }
+        }
+    }
+}
+
+template <typename S, typename A, typename O, int TW>
+__global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sliding_kernel(const SlidingArgs<S, A> p) {
+    constexpr int CH = sliding_chunk_outputs / TW;
+    static_assert(CH % T == 0 && CH >= 8, "a quarter warp of the row pass reads 8 distinct rows");
+    extern __shared__ __align__(128) unsigned char smem[];
+    const SlidingLayout &l = p.layout;
+    const int taps_row_pitch = (p.kw + T - 1) / T * T;
+    A *const row_taps = reinterpret_cast<A *>(smem);
+    A *const col_taps = row_taps + taps_row_pitch;
+    A *const ring = reinterpret_cast<A *>(smem + l.taps_bytes);
+    // Stage buffer b of the two: chunk c is staged in buffer c & 1.
+    const auto stage = [&](int b) {
+        return reinterpret_cast<S *>(smem + l.taps_bytes + l.ring_bytes + b * l.stage_bytes);
+    };
+
+    const int64_t x0 = int64_t(blockIdx.x) * TW;  // the strip's first output column
+    const int64_t y0 = int64_t(blockIdx.y) * p.band_rows;
+    const int64_t stage_x = p.base_x + x0;  // the image column of the stage's first column
+    const int rows = p.out_height - y0 < p.band_rows ? int(p.out_height - y0) : p.band_rows;
+    const int chunks = (rows + CH - 1) / CH + l.lag;
+    const int ring_chunks = l.lag + 1;
+
+    stage_chunk(p, stage(0), CH, p.base_y + y0, stage_x);
+    cp_async_commit();
+    // The taps, reversed for a convolution, each list padded with zeros to a multiple of 8.
+    for (int i = threadIdx.x; i < taps_row_pitch + (p.kh + T - 1) / T * T; i += threads) {
+        const bool row = i < taps_row_pitch;
+        const int k = row ? p.kw : p.kh, j = row ? i : i - taps_row_pitch;
+        const S *taps = row ? p.row_taps : p.col_taps;
+        row_taps[i] = j < k ? to_accumulator(taps[p.flip ? k - 1 - j : j]) : A(0);
+    }
+
+    for (int c = 0; c < chunks; c++) {
+        cp_async_wait<0>();
+        __syncthreads();  // chunk c is staged; the buffer and ring slot written below are read
+        if (c + 1 < chunks) {
+            stage_chunk(p, stage((c + 1) & 1), CH, p.base_y + y0 + int64_t(c + 1) * CH, stage_x);
+        }
+        cp_async_commit();
+        {
+            // Row pass: a thread per 8 columns of a staged row; a quarter warp reads 8 rows.
+            const int row = threadIdx.x % CH, group = threadIdx.x / CH;
+            const S *src = stage(c & 1) + row * l.stage_pitch + group * T;
+            A acc[T] = {};
+            slide(acc, row_taps, p.kw, [src](int b, A(&w)[T]) { load8(src + b * T, w); });
+            store8(ring + ((c % ring_chunks) * CH + row) * l.ring_pitch + group * T, acc);
+        }
+        __syncthreads();  // the chunk's row sums are in the ring
+        if (c >= l.lag) {
+            // Column pass: output chunk d, a thread per 8 rows of a column. The ring wraps
+            // only between blocks of 8 rows (its length is a multiple of the chunk).
+            const int d = c - l.lag;
+            const int column = threadIdx.x % TW, group = threadIdx.x / TW;
+            const int first = (d % ring_chunks) * CH + group * T;  // ring row of the window's sample 0
+            const A *const column_base = ring + column;
+            const int ring_elements = l.ring_rows * l.ring_pitch;
+            A acc[T] = {};
+            slide(acc, col_taps, p.kh, [&](int b, A(&w)[T]) {
+                int r = (first + b * T) * l.ring_pitch;
+                r = r >= ring_elements ? r - ring_elements : r;
+                const A *src = column_base + r;
+#pragma unroll
+                for (int m = 0; m < T; m++) {
+                    w[m] = src[m * l.ring_pitch];
+                }
+            });
+            const int64_t x = x0 + column;
+            if (x < p.out_width) {
+                const int first_row = d * CH + group * T;
+                O *out = static_cast<O *>(p.out) + (y0 + first_row) * p.out_stride + x;
+                const int n = rows - first_row;
+#pragma unroll
+                for (int t = 0; t < T; t++, out += p.out_stride) {
+                    if (t < n) {
+                        store_output(out, acc[t]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Bands per strip: the split of the output's chunks over blocks that finishes soonest,
+// counting waves of resident blocks and each block's chunks (its first `lag` chunks run
+// the row pass only).
+int choose_bands(int64_t strips, int64_t out_height, const SlidingLayout &l, int kw, int kh, int64_t resident) {
+    const int64_t chunks = (out_height + l.chunk_rows - 1) / l.chunk_rows;
+    const int64_t most = std::min<int64_t>({chunks, 65535, std::max<int64_t>(1, 4 * resident / strips)});
+    int best = 1;
+    double best_cost = 0;
+    for (int64_t bands = 1; bands <= most; bands++) {
+        const int64_t per_band = (chunks + bands - 1) / bands;
+        const int64_t waves = (strips * bands + resident - 1) / resident;
+        const double cost = double(waves) * (double(per_band) * (kw + kh + 8) + double(l.lag) * (kw + 4));
+        if (bands == 1 || cost < best_cost) {
+            best = int(bands);
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+// The constant boundary's fill as the generators take it: rounded to the storage type.
+template <typename S>
+S fill_value(double fill) {
+    if constexpr (sizeof(S) == 2) {
+        return __float2half_rn(float(fill));
+    } else {
+        return S(fill);
+    }
+}
+
+// Launches the kernel for p's layout on `stream` (p.band_rows set here).
+template <typename S, typename A, typename O, int TW>
+cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
+    const auto kernel = separable_sliding_kernel<S, A, O, TW>;
+    cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.layout.total_bytes));
+    int per_sm = 0;
+    if (e == cudaSuccess) {
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, p.layout.total_bytes);
+    }
+    if (e == cudaSuccess && per_sm < 1) {
+        e = cudaErrorInvalidConfiguration;
+    }
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const int64_t strips = (int64_t(p.out_width) + TW - 1) / TW;
+    const int bands = choose_bands(strips, p.out_height, p.layout, p.kw, p.kh, int64_t(per_sm) * device_sm_count());
+    const int ch = p.layout.chunk_rows;
+    p.band_rows = int(((int64_t(p.out_height) + bands - 1) / bands + ch - 1) / ch * ch);
+    const dim3 grid(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
+    kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
+    return cudaGetLastError();
+}
+
+template <typename S, typename A, typename O>
+cudaError_t launch(SlidingArgs<S, A> &p, cudaStream_t stream) {
+    static_assert(sliding_tile_widths[0] == 128 && sliding_tile_widths[1] == 64, "one kernel per strip width");
+    return p.layout.tile_columns == 128 ? launch_tile<S, A, O, 128>(p, stream) : launch_tile<S, A, O, 64>(p, stream);
+}
+
+template <typename S, typename A, typename O>
+int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary, double fill,
+        int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out, const char *name) {
+    if (out->is_bounds_query()) {
+        return 0;  // the whole image (as given) and both kernels: the boundary rule is applied here
+    }
+    void *const uc = nullptr;
+    if (in->dim[0].stride != 1 || out->dim[0].stride != 1 || row->dim[0].stride != 1 || col->dim[0].stride != 1) {
+        return fail(uc, name, "buffers must be dense along x (dim 0 stride 1)");
+    }
+    const int kw = row->dim[0].extent, kh = col->dim[0].extent;
+    SlidingArgs<S, A> p{};
+    static_assert(sizeof(A) == size_t(sliding_accumulator_bytes(int(sizeof(S)))), "the layout's sums");
+    p.layout = sliding_layout(kw, kh, sizeof(S));
+    if (p.layout.tile_columns == 0) {
+        return fail(uc, name,
+                    "kernel too large for the sliding separable pass (registry limit separable_sliding_fits)");
+    }
+    const int out_w = out->dim[0].extent, out_h = out->dim[1].extent;
+    if (out_w <= 0 || out_h <= 0) {
+        return 0;
+    }
+    const halide_device_interface_t *cuda = halide_cuda_device_interface();
+    for (halide_buffer_t *b : {in, row, col}) {
+        if (int e = halide_copy_to_device(uc, b, cuda); e != 0) {
+            return e;
+        }
+    }
+    if (out->device == 0) {
+        if (int e = halide_device_malloc(uc, out, cuda); e != 0) {
+            return e;
+        }
+    }
+    cudaStream_t stream = nullptr;
+    if (int e = current_stream(uc, &stream); e != 0) {
+        return e;
+    }
+    p.image = reinterpret_cast<const S *>(uintptr_t(in->device));
+    p.image_stride = in->dim[1].stride;
+    p.image_width = in->dim[0].extent;
+    p.image_height = in->dim[1].extent;
+    p.out = reinterpret_cast<void *>(uintptr_t(out->device));
+    p.out_stride = out->dim[1].stride;
+    p.out_width = out_w;
+    p.out_height = out_h;
+    p.row_taps = reinterpret_cast<const S *>(uintptr_t(row->device));
+    p.col_taps = reinterpret_cast<const S *>(uintptr_t(col->device));
+    p.kw = kw;
+    p.kh = kh;
+    p.flip = flip;
+    p.boundary = boundary;
+    p.fill = fill_value<S>(fill);
+    p.base_x = int64_t(out->dim[0].min) - offset_x - in->dim[0].min;
+    p.base_y = int64_t(out->dim[1].min) - offset_y - in->dim[1].min;
+    return finish_extern_call(uc, name, "separable sliding pass", launch<S, A, O>(p, stream), out);
+}
+
+}  // namespace
+}  // namespace halconv::rk::sep
+
+using halconv::rk::sep::run;
+
+extern "C" {
+
+int halconv_sep_sliding_f64(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary,
+                            double fill, int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out) {
+    return run<double, double, double>(in, row, col, boundary, fill, offset_x, offset_y, flip, out,
+                                       "halconv_sep_sliding_f64");
+}
+int halconv_sep_sliding_f32(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary,
+                            double fill, int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out) {
+    return run<float, float, float>(in, row, col, boundary, fill, offset_x, offset_y, flip, out,
+                                    "halconv_sep_sliding_f32");
+}
+int halconv_sep_sliding_f16(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary,
+                            double fill, int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out) {
+    return run<__half, float, __half>(in, row, col, boundary, fill, offset_x, offset_y, flip, out,
+                                      "halconv_sep_sliding_f16");
+}
+int halconv_sep_sliding_f16f32(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary,
+                               double fill, int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out) {
+    return run<__half, float, float>(in, row, col, boundary, fill, offset_x, offset_y, flip, out,
+                                     "halconv_sep_sliding_f16f32");
+}
+
+}  // extern "C"

@@ -1,0 +1,106 @@
+// The separable correlation of the GPU's `sliding` variant (separable_sliding.cu) as the
+// host plans it: the block shape and the shared-memory layout, in plain C++ so that the
+// registry's limit (src/limits.cpp, CPU-only builds included) and the kernel's launcher
+// apply one rule.
+//
+// A block owns a strip of `tile_columns` output columns and a band of output rows, which
+// it walks down in chunks of `chunk_rows` rows (tile_columns x chunk_rows = 2048 outputs,
+// 8 per thread):
+//   1. the chunk's input rows, the boundary rule applied, are copied asynchronously into
+//      one of two stage buffers while the block works on the chunk before;
+//   2. the row pass sums the staged rows along x into a ring of row sums;
+//   3. the column pass sums the ring along y into the chunk's outputs, `lag` chunks behind
+//      the row pass, so each row sum is computed once per band.
+// Both passes give each thread 8 consecutive outputs and slide a window of 8 samples
+// through registers: one shared-memory vector load per 8 x 8 multiply-adds in the row
+// pass, one scalar load per 8 in the column pass.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace halconv::rk::sep {
+
+inline constexpr int sliding_threads = 256;
+inline constexpr int sliding_outputs_per_thread = 8;
+// Outputs of one chunk: a row-pass thread per 8 columns of a row, a column-pass thread per
+// 8 rows of a column.
+inline constexpr int sliding_chunk_outputs = sliding_threads * sliding_outputs_per_thread;
+// The strip widths, widest first: 128 columns halve the apron each strip stages again
+// over 64; 64 (with chunks twice as tall) is for kernels whose ring does not fit at 128.
+inline constexpr int sliding_tile_widths[] = {128, 64};
+// Shared memory a block may use: what every sm_80+ GPU can give a block (sm_86 / sm_89
+// opt in to 99 KB), so that the registry's answer does not depend on the device.
+inline constexpr size_t sliding_shared_budget = size_t(96) << 10;
+
+struct SlidingLayout {
+    int tile_columns = 0;  // 0: the kernel does not fit
+    int chunk_rows = 0;
+    int lag = 0;         // chunks the column pass runs behind the row pass
+    int ring_rows = 0;   // row sums held: the rows one chunk of outputs reads, in whole chunks
+    int ring_pitch = 0;  // elements between ring rows
+    // (taps_bytes: each tap list padded to a multiple of 8)
+    int stage_width = 0;  // staged columns: the strip, its kernel apron, the window's look-ahead
+    int stage_pitch = 0;  // elements between staged rows
+    size_t taps_bytes = 0, ring_bytes = 0, stage_bytes = 0, total_bytes = 0;  // stage_bytes: one buffer
+};
+
+// Elements of `bytes` each per row such that rows start an odd multiple of 16 bytes
+// apart: the 16-byte accesses of eight consecutive rows (a quarter warp) then hit
+// distinct banks.
+inline int64_t sliding_pitch(int64_t elements, int bytes) {
+    const int64_t sixteens = (elements * bytes + 15) / 16;
+    return (sixteens | 1) * 16 / bytes;
+}
+
+// Bytes of a sum: float64 samples sum in float64, float32 and float16 ones in float32.
+constexpr int sliding_accumulator_bytes(int storage_bytes) {
+    return storage_bytes == 8 ? 8 : 4;
+}
+
+// The layout of a strip of `tile_columns` for a kw x kh kernel whose samples are
+// storage_bytes wide (8 for f64, 4 for f32, 2 for f16 / f16f32).
+inline SlidingLayout sliding_layout_for(int tile_columns, int64_t kw, int64_t kh, int storage_bytes) {
+    const int accumulator_bytes = sliding_accumulator_bytes(storage_bytes);
+    SlidingLayout l;
+    if (kw < 1 || kh < 1 || kw > (int64_t(1) << 20) || kh > (int64_t(1) << 20)) {
+        l.total_bytes = SIZE_MAX;
+        return l;
+    }
+    const int64_t chunk = sliding_chunk_outputs / tile_columns;
+    const int64_t lag = (kh - 1 + chunk - 1) / chunk;
+    l.tile_columns = tile_columns;
+    l.chunk_rows = int(chunk);
+    l.lag = int(lag);
+    l.ring_rows = int((lag + 1) * chunk);
+    l.ring_pitch = int(sliding_pitch(tile_columns, accumulator_bytes));
+    // Output column j of the strip reads staged columns j .. j + kw - 1; a thread's window
+    // loads whole blocks of 8, up to the block after its last tap's.
+    l.stage_width = int(tile_columns + (kw + 7) / 8 * 8);
+    l.stage_pitch = int(sliding_pitch(l.stage_width, storage_bytes));
+    const auto aligned = [](size_t b) { return (b + 127) / 128 * 128; };
+    l.taps_bytes = aligned(size_t((kw + 7) / 8 * 8 + (kh + 7) / 8 * 8) * size_t(accumulator_bytes));
+    l.ring_bytes = aligned(size_t(l.ring_rows) * size_t(l.ring_pitch) * size_t(accumulator_bytes));
+    l.stage_bytes = aligned(size_t(chunk) * size_t(l.stage_pitch) * size_t(storage_bytes));
+    l.total_bytes = l.taps_bytes + l.ring_bytes + 2 * l.stage_bytes;
+    return l;
+}
+
+// The widest strip whose layout fits the budget; tile_columns 0 when none does.
+inline SlidingLayout sliding_layout(int64_t kw, int64_t kh, int storage_bytes) {
+    SlidingLayout l;
+    for (int tile : sliding_tile_widths) {
+        l = sliding_layout_for(tile, kw, kh, storage_bytes);
+        if (l.total_bytes <= sliding_shared_budget) {
+            return l;
+        }
+    }
+    l.tile_columns = 0;
+    return l;
+}
+
+inline bool sliding_fits(int64_t kw, int64_t kh, int storage_bytes) {
+    return sliding_layout(kw, kh, storage_bytes).tile_columns != 0;
+}
+
+}  // namespace halconv::rk::sep
