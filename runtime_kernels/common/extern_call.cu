@@ -109,15 +109,14 @@ cudaError_t device_facts(DeviceFacts *d) {
 }
 
 int device_sm_count() {
-    static const int count = [] {
-        int device = 0, sms = 0;
-        if (cudaGetDevice(&device) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
-            return 1;
-        }
-        return sms;
-    }();
-    return count;
+    // Asked each time (an attribute read, no synchronization): bands may run on GPUs of
+    // several kinds.
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
+        return 1;
+    }
+    return sms;
 }
 
 }  // namespace halconv::rk

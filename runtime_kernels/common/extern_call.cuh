@@ -6,6 +6,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -84,7 +86,7 @@ int report_cuda_error(void *user_context, const char *name, const char *what, cu
 // the device (the pipeline may not mark it itself). Returns the entry's result.
 int finish_extern_call(void *user_context, const char *name, const char *what, cudaError_t e, halide_buffer_t *out);
 
-// Number of SMs of the current device (cached).
+// Number of SMs of the current device.
 int device_sm_count();
 
 // The current device's facts the launchers size their grids and plans by (and choose
@@ -94,18 +96,33 @@ struct DeviceFacts {
 };
 cudaError_t device_facts(DeviceFacts *d);
 
-// Lets Kernel launch with up to the device's opt-in shared memory; set once per kernel.
+// Lets Kernel launch with up to the current device's opt-in shared memory: set once per
+// kernel and device (a function's attributes are the device's own: a call on a second
+// GPU, as row bands make, needs them set there too).
 template <auto Kernel>
 cudaError_t allow_opt_in_shared_memory() {
-    static const cudaError_t result = [] {
-        int device = 0, bytes = 0;
-        cudaError_t e = cudaGetDevice(&device);
-        if (e == cudaSuccess) {
-            e = cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    constexpr int cached_devices = 64;
+    static std::array<std::atomic<int>, cached_devices> done{};  // per device: 0 not yet, else 1 + the result
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const bool cached = device >= 0 && device < cached_devices;
+    if (cached) {
+        if (const int d = done[size_t(device)].load(std::memory_order_acquire); d != 0) {
+            return cudaError_t(d - 1);
         }
-        return e == cudaSuccess ? cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) : e;
-    }();
-    return result;
+    }
+    int bytes = 0;
+    e = cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (e == cudaSuccess) {
+        e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    }
+    if (cached) {
+        done[size_t(device)].store(int(e) + 1, std::memory_order_release);
+    }
+    return e;
 }
 
 }  // namespace halconv::rk
