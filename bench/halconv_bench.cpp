@@ -3,7 +3,8 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|auto|memory|accuracy|pipelines|multichannel|bands] [--sizes 1024,4096,8192,3840x2160]
+//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|multichannel|bands] [--sizes
+//   1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
 //                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
 //
@@ -20,6 +21,8 @@
 //            correlation of the original photo, per photo x variant x precision x K, kernels
 //            uniform in [0, 1) (seed 000 Table 5).
 // pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
+// separable: halconv's separable entry against NPP's row/column filters and its Gaussian,
+//            float32, nearest boundary, Gaussian taps of K = 3 ... 127 (default).
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
 // bands:     host-resident f32 images (default 32768^2, K 3, 31, 127) streamed in row bands
@@ -84,7 +87,8 @@ Settings parse(int argc, char **argv) {
     std::string sizes, kernels;
     std::vector<std::string> precisions, variants;
     app.add_option("--report", s.report, "what to measure")
-        ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "multichannel", "bands"}))
+        ->check(
+            CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "separable", "multichannel", "bands"}))
         ->capture_default_str();
     app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
     app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
@@ -106,12 +110,14 @@ Settings parse(int argc, char **argv) {
     } catch (const CLI::ParseError &e) {
         std::exit(app.exit(e));
     }
-    const bool accuracy = s.report == "accuracy", memory = s.report == "memory", bands = s.report == "bands";
+    const bool accuracy = s.report == "accuracy", memory = s.report == "memory", bands = s.report == "bands",
+               separable = s.report == "separable";
     s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : bands ? "32768" : "1024,4096,8192,3840x2160") : sizes);
-    s.kernels = parse_kernels(kernels.empty() ? (accuracy ? "3,9,15,31,63,127"
-                                                 : memory ? "3,15,31,63"
-                                                 : bands  ? "3,31,127"
-                                                          : "sweep")
+    s.kernels = parse_kernels(kernels.empty() ? (accuracy    ? "3,9,15,31,63,127"
+                                                 : separable ? "3,7,15,31,63,95,127"
+                                                 : memory    ? "3,15,31,63"
+                                                 : bands     ? "3,31,127"
+                                                             : "sweep")
                                               : kernels);
     if (precisions.empty()) {
         precisions = accuracy ? std::vector<std::string>{"f64", "f32", "f16f32", "f16"}
@@ -565,11 +571,135 @@ void pipelines_report(Run &run, Table &table) {
         go.device = Device::cuda;
         go.boundary = Boundary::reflect;
         go.stream = run.stream;
-        for (double sigma : {3.0, 10.0, 25.0}) {
+        for (double sigma : {3.0, 10.0, 20.0, 25.0}) {
             const Timing t = time_on_stream(run.stream, s.reps, [&] { gaussian_blur(image, sharpened, sigma, go); });
             report("gaussian_blur_s" + std::to_string(int(sigma)) + "_k" + std::to_string(gaussian_taps(sigma).size()),
                    size, t, 4);
         }
+    }
+}
+
+const std::vector<std::string> separable_columns{"device",
+                                                 "variant",
+                                                 "width",
+                                                 "height",
+                                                 "k",
+                                                 "median_ms",
+                                                 "min_ms",
+                                                 "max_ms",
+                                                 "memory_floor_ms",
+                                                 "fraction_of_memory_floor",
+                                                 "max_abs_difference"};
+
+// Separable filtering, float32, same mode, nearest boundary (NPP's replicate border, the
+// only one its separable filters take): halconv's separable entry (the sliding pass where
+// it fits) against NPP's row and column passes and its Gaussian of any tap count, with
+// the sampled Gaussian of K taps (sigma = K / 6) as both kernels. The floor is one pass:
+// the image read and the output written. max_abs_difference: the largest difference of a
+// peer's output from halconv's (blank for halconv's own row).
+void separable_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    const PeerContext &peers = *run.peers;
+    std::mt19937_64 rng(20261126);
+    std::printf("%-20s %11s %4s %10s %10s %8s %10s\n", "variant", "size", "K", "median_ms", "floor_ms", "floor%",
+                "max_diff");
+    for (const Size &size : s.sizes) {
+        const int w = size.width, h = size.height;
+        Halide::Runtime::Buffer<> image = upload(Precision::f32, random_plane(w, h, rng));
+        image.copy_to_device(halide_cuda_device_interface());
+        Halide::Runtime::Buffer<float> ours(w, h), theirs(w, h);
+        ours.device_malloc(halide_cuda_device_interface());
+        float *intermediate = nullptr, *taps_device = nullptr, *peer_out = nullptr;
+        check_cuda(cudaMalloc(&intermediate, size_t(w) * size_t(h) * 4), "NPP intermediate");
+        check_cuda(cudaMalloc(&peer_out, size_t(w) * size_t(h) * 4), "NPP output");
+        const float *src = reinterpret_cast<const float *>(image.raw_buffer()->device);
+        const double floor_ms = double(w) * h * 8 / run.ceilings.copy_bytes_per_s * 1e3;
+        for (int k : s.kernels) {
+            const std::vector<double> g = gaussian_taps(double(k) / 6.0, k % 2 == 1 ? k : k + 1);
+            Halide::Runtime::Buffer<float> taps(int(g.size()));
+            for (size_t i = 0; i < g.size(); i++) {
+                taps(int(i)) = float(g[i]);
+            }
+            const int taps_k = int(g.size());
+            cudaFree(taps_device);
+            check_cuda(cudaMalloc(&taps_device, g.size() * 4), "NPP taps");
+            // Symmetric taps: reversed (NPP's order) they are the same.
+            check_cuda(cudaMemcpy(taps_device, taps.data(), g.size() * 4, cudaMemcpyHostToDevice), "NPP taps");
+            Options o;
+            o.device = Device::cuda;
+            o.boundary = Boundary::nearest;
+            o.stream = run.stream;
+            auto report = [&](const std::string &name, const Timing &t, double difference) {
+                std::printf("%-20s %5dx%-5d %4d %10.4f %10.4f %7.0f%% %10.3g\n", name.c_str(), w, h, taps_k,
+                            t.median_ms, floor_ms, 100.0 * floor_ms / t.median_ms, difference);
+                table.add_row();
+                table.set("device", run.prop.name);
+                table.set("variant", name);
+                table.set("width", int64_t(w));
+                table.set("height", int64_t(h));
+                table.set("k", int64_t(taps_k));
+                table.set("median_ms", t.median_ms);
+                table.set("min_ms", t.min_ms);
+                table.set("max_ms", t.max_ms);
+                table.set("memory_floor_ms", floor_ms);
+                table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
+                if (difference >= 0) {
+                    table.set("max_abs_difference", difference);
+                }
+            };
+            // A plan made once (untimed), as a user filtering many images would.
+            const Plan plan = Plan::separable(Extent2d{w, h}, taps, taps, o);
+            report("halconv_" + plan.dispatch().variant,
+                   time_on_stream(run.stream, s.reps, [&] { plan.apply(image, ours); }), -1);
+            check_cuda(cudaStreamSynchronize(run.stream), "halconv separable");
+            ours.copy_to_host();
+            // The largest difference of the peer's output (peer_out) from ours.
+            const auto difference = [&] {
+                check_cuda(cudaStreamSynchronize(run.stream), "NPP");
+                check_cuda(cudaMemcpy(theirs.data(), peer_out, size_t(w) * size_t(h) * 4, cudaMemcpyDeviceToHost),
+                           "NPP output");
+                double worst = 0;
+                for (int64_t i = 0; i < int64_t(w) * h; i++) {
+                    worst = std::max(worst, double(std::fabs(theirs.data()[i] - ours.data()[i])));
+                }
+                return std::isnan(worst) ? INFINITY : worst;
+            };
+            const int step = w * 4, anchor = taps_k / 2;
+            const NppSize roi{w, h};
+            const auto npp_check = [](int status, const char *what) {
+                if (status < 0) {  // positive statuses are NPP's warnings
+                    throw Error(ErrorCode::device, std::string(what) + " returned status " + std::to_string(status));
+                }
+            };
+            if (peers.npp_filter_row_32f != nullptr && peers.npp_filter_column_32f != nullptr) {
+                const auto npp_separable = [&] {
+                    npp_check(peers.npp_filter_row_32f(src, step, roi, {0, 0}, intermediate, step, roi, taps_device,
+                                                       taps_k, anchor, npp_border_replicate, peers.npp_context),
+                              "nppiFilterRowBorder_32f_C1R_Ctx");
+                    npp_check(
+                        peers.npp_filter_column_32f(intermediate, step, roi, {0, 0}, peer_out, step, roi, taps_device,
+                                                    taps_k, anchor, npp_border_replicate, peers.npp_context),
+                        "nppiFilterColumnBorder_32f_C1R_Ctx");
+                };
+                const Timing t = time_on_stream(run.stream, s.reps, npp_separable);
+                report("npp_row_column", t, difference());
+            }
+            if (peers.npp_gauss_advanced_32f != nullptr) {
+                const auto npp_gauss = [&] {
+                    npp_check(peers.npp_gauss_advanced_32f(src, step, roi, {0, 0}, peer_out, step, roi, taps_k,
+                                                           taps_device, npp_border_replicate, peers.npp_context),
+                              "nppiFilterGaussAdvancedBorder_32f_C1R_Ctx");
+                };
+                const Timing t = time_on_stream(run.stream, s.reps, npp_gauss);
+                report("npp_gauss_advanced", t, difference());
+            }
+            if (run.checkpoint) {
+                run.checkpoint();
+            }
+        }
+        cudaFree(taps_device);
+        cudaFree(intermediate);
+        cudaFree(peer_out);
     }
 }
 
@@ -619,6 +749,7 @@ int main_checked(int argc, char **argv) {
     const std::string &r = run.settings.report;
     Table table(r == "accuracy"       ? accuracy_columns
                 : r == "pipelines"    ? pipeline_columns
+                : r == "separable"    ? separable_columns
                 : r == "multichannel" ? multichannel_columns
                 : r == "bands"        ? bands_columns
                                       : time_columns);
@@ -636,6 +767,8 @@ int main_checked(int argc, char **argv) {
             accuracy_report(run, table);
         } else if (r == "pipelines") {
             pipelines_report(run, table);
+        } else if (r == "separable") {
+            separable_report(run, table);
         } else if (r == "bands") {
             // Pageable buffers too up to 32768^2 (their copies are slower: the time goes up).
             const bool pageable = std::all_of(run.settings.sizes.begin(), run.settings.sizes.end(),

@@ -35,6 +35,15 @@ using NppFilter32f = int (*)(const float *, int, float *, int, NppSize, const fl
 using NppFilter64f = int (*)(const double *, int, double *, int, NppSize, const double *, NppSize, NppPoint,
                              NppStreamContext);
 
+// NPP's separable filters (float32, the _Ctx forms): a row or column pass with the
+// taps stored reversed, the anchor counted from the first, and NPP_BORDER_REPLICATE
+// (halconv's nearest) the only border they take; and its Gaussian of any tap count.
+inline constexpr int npp_border_replicate = 2;
+using NppFilterRowColumn32f = int (*)(const float *, int, NppSize, NppPoint, float *, int, NppSize, const float *, int,
+                                      int, int, NppStreamContext);
+using NppFilterGaussAdvanced32f = int (*)(const float *, int, NppSize, NppPoint, float *, int, NppSize, int,
+                                          const float *, int, NppStreamContext);
+
 struct PeerContext {
     cudaStream_t stream = nullptr;
     void *cudnn = nullptr;  // cudnnHandle_t; null when cuDNN is missing
@@ -42,6 +51,8 @@ struct PeerContext {
     void *npp_core = nullptr, *npp_filtering = nullptr;  // dlopen handles
     NppFilter32f npp_filter_32f = nullptr;
     NppFilter64f npp_filter_64f = nullptr;
+    NppFilterRowColumn32f npp_filter_row_32f = nullptr, npp_filter_column_32f = nullptr;  // null where missing
+    NppFilterGaussAdvanced32f npp_gauss_advanced_32f = nullptr;
     NppStreamContext npp_context{};
     std::string npp_status;
 };
