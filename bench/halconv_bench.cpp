@@ -601,7 +601,7 @@ void separable_report(Run &run, Table &table) {
     const Settings &s = run.settings;
     const PeerContext &peers = *run.peers;
     std::mt19937_64 rng(20261126);
-    std::printf("%-20s %11s %4s %10s %10s %8s %10s\n", "variant", "size", "K", "median_ms", "floor_ms", "floor%",
+    std::printf("%-30s %11s %4s %10s %10s %8s %10s\n", "variant", "size", "K", "median_ms", "floor_ms", "floor%",
                 "max_diff");
     for (const Size &size : s.sizes) {
         const int w = size.width, h = size.height;
@@ -630,8 +630,9 @@ void separable_report(Run &run, Table &table) {
             o.boundary = Boundary::nearest;
             o.stream = run.stream;
             auto report = [&](const std::string &name, const Timing &t, double difference) {
-                std::printf("%-20s %5dx%-5d %4d %10.4f %10.4f %7.0f%% %10.3g\n", name.c_str(), w, h, taps_k,
-                            t.median_ms, floor_ms, 100.0 * floor_ms / t.median_ms, difference);
+                const std::string shown = difference >= 0 ? std::to_string(difference) : "-";
+                std::printf("%-30s %5dx%-5d %4d %10.4f %10.4f %7.0f%% %10s\n", name.c_str(), w, h, taps_k, t.median_ms,
+                            floor_ms, 100.0 * floor_ms / t.median_ms, shown.c_str());
                 table.add_row();
                 table.set("device", run.prop.name);
                 table.set("variant", name);
