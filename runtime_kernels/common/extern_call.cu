@@ -68,8 +68,13 @@ int place_on_device(void *user_context, const char *name, halide_buffer_t *in, h
         int64_t(*y0) + out->dim[1].extent + kh - 1 > in->dim[1].extent) {
         return fail(user_context, name, "the image does not cover the output region plus the kernel's halo");
     }
+    return inputs_to_device(user_context, {in, kernel}, out, stream);
+}
+
+int inputs_to_device(void *user_context, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *out,
+                     cudaStream_t *stream) {
     const halide_device_interface_t *cuda = halide_cuda_device_interface();
-    for (halide_buffer_t *b : {in, kernel}) {
+    for (halide_buffer_t *b : inputs) {
         if (int e = halide_copy_to_device(user_context, b, cuda); e != 0) {
             return e;
         }

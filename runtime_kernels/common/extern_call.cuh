@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "HalideRuntime.h"
@@ -71,6 +72,12 @@ bool answer_bounds_query(halide_buffer_t *in, const halide_buffer_t *kernel, con
 // sample in `in`. 0 or a halide_error_code.
 int place_on_device(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
                     halide_buffer_t *out, int *x0, int *y0, cudaStream_t *stream);
+
+// The real call's prologue once its own checks passed: moves `inputs` to the device,
+// allocates `out` there if it has no device memory, fetches the stream. 0 or a
+// halide_error_code.
+int inputs_to_device(void *user_context, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *out,
+                     cudaStream_t *stream);
 
 // Reports "name: what" through Halide's error handler; returns halide_error_code_generic_error.
 int fail(void *user_context, const char *name, const std::string &what);

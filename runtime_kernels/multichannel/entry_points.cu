@@ -10,7 +10,6 @@
 #include <string_view>
 #include <type_traits>
 
-#include "HalideRuntimeCuda.h"
 #include "common/extern_call.cuh"
 #include "common/workspace.h"
 #include "contract.h"
@@ -150,19 +149,8 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
         y0 + out->dim[2].extent + kh - 1 > in->dim[2].extent) {
         return fail(uc, name, "the image does not cover the output region plus the kernel's halo");
     }
-    const halide_device_interface_t *cuda = halide_cuda_device_interface();
-    for (halide_buffer_t *b : {in, kernel}) {
-        if (int e = halide_copy_to_device(uc, b, cuda); e != 0) {
-            return e;
-        }
-    }
-    if (out->device == 0) {
-        if (int e = halide_device_malloc(uc, out, cuda); e != 0) {
-            return e;
-        }
-    }
     cudaStream_t stream = nullptr;
-    if (int e = rk::current_stream(uc, &stream); e != 0) {
+    if (int e = rk::inputs_to_device(uc, {in, kernel}, out, &stream); e != 0) {
         return e;
     }
 

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "HalideRuntimeCuda.h"
 #include "bands/band_slab.h"
 #include "common/async_copy.cuh"
 #include "common/extern_call.cuh"
@@ -358,19 +357,8 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     if (out_w <= 0 || out_h <= 0) {
         return 0;
     }
-    const halide_device_interface_t *cuda = halide_cuda_device_interface();
-    for (halide_buffer_t *b : {in, row, col}) {
-        if (int e = halide_copy_to_device(uc, b, cuda); e != 0) {
-            return e;
-        }
-    }
-    if (out->device == 0) {
-        if (int e = halide_device_malloc(uc, out, cuda); e != 0) {
-            return e;
-        }
-    }
     cudaStream_t stream = nullptr;
-    if (int e = current_stream(uc, &stream); e != 0) {
+    if (int e = inputs_to_device(uc, {in, row, col}, out, &stream); e != 0) {
         return e;
     }
     p.image = reinterpret_cast<const S *>(uintptr_t(in->device));
