@@ -62,7 +62,17 @@
 // image; their tiles assume outputs at least that large, so smaller outputs are
 // computed into a scratch of 512 per axis and cropped. Where that scratch would exceed
 // 64 MiB and 4 times the output (thin images: 1 x 10^6), autoscheduled is refused
-// (ErrorCode::unsupported) and Auto does not consider it.
+// (ErrorCode::unsupported) and Auto does not consider it. On CUDA it runs outputs taller
+// than 16383 rows in bands of that many (its schedule may give each row its own row of
+// blocks, and CUDA allows 65535).
+//
+// On CUDA, Algorithm::separable runs a one-pass kernel of its own (runtime_kernels/separable/)
+// where its staged rows and ring of row sums fit 96 KiB of shared memory (kernels up to
+// 127 x 127 in f32 and f16, whose sums it keeps in float32), the Halide schedules beyond.
+// GPU grids: outputs of any height run on every CUDA algorithm; an output's width plus the
+// kernel's, less one, may be at most 2,097,120 samples (65535 GPU tiles of 32) on every
+// CUDA algorithm but separable (ErrorCode::unsupported beyond; the edge and unsharp-mask
+// pipelines likewise).
 //
 // Tensor-core algorithms (im2tensor, im2tensor_fused, im2tensor_atomic, diagonal_unroll)
 // run on a CUDA device only, with float16 image and kernel (precision f16 or f16f32),
