@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "geometry.h"
+#include "registry.h"
 #include "separable/separable_sliding.h"
 #include "test_support.h"
 
@@ -266,6 +267,51 @@ TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
     EXPECT_TRUE(rk::sep::sliding_fits(127, 127, 2));
     EXPECT_FALSE(rk::sep::sliding_fits(250, 250, 4));
     EXPECT_EQ(rk::sep::sliding_layout(3, 3, 4).tile_columns, rk::sep::sliding_tile_widths[0]);
+}
+
+// The CUDA rows' limits from CUDA's grid and the sliding pass's shared memory, as the
+// registry applies them (checked without a GPU): a row one sample wider than
+// gpu_max_width (with the kernel's halo) is refused by every row built on the Halide GPU
+// schedules, with a message naming the limit, and run by the sliding separable pass; the
+// sliding pass refuses kernels its layout does not fit, saying how much they would need.
+TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
+    internal::Request r;
+    r.device = Device::cuda;
+    r.mode = Mode::same;
+    r.boundary = Boundary::reflect;
+    r.kernel_width = r.kernel_height = 3;
+    r.output_height = 1024;
+    internal::VariantRow naive{};
+    naive.algorithm = "naive";
+    r.output_width = int(gpu_max_width) - 2;
+    EXPECT_EQ(internal::limit_gpu_grid_width(r, naive), "");
+    r.output_width++;
+    const std::string why = internal::limit_gpu_grid_width(r, naive);
+    EXPECT_NE(why.find("naive on CUDA takes outputs up to " + std::to_string(gpu_max_width - 2)), std::string::npos)
+        << why;
+    for (const Precision p : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
+        r.precision = p;
+        r.kernel_width = r.kernel_height = p == Precision::f64 ? 31 : 127;
+        EXPECT_EQ(internal::limit_separable_sliding_fits(r, naive), "") << to_string(p);
+        r.kernel_width = r.kernel_height = 250;
+        EXPECT_NE(internal::limit_separable_sliding_fits(r, naive).find("KiB of shared memory"), std::string::npos);
+    }
+    if (!cuda_info().built) {
+        return;  // no CUDA rows in this build
+    }
+    r.kernel_width = r.kernel_height = 3;
+    for (const AlgorithmInfo &a : algorithms()) {
+        for (const internal::VariantRow *row :
+             internal::rows_of(internal::Api::correlate2d, static_cast<int>(a.algorithm), Device::cuda)) {
+            r.precision = row->supports(Precision::f32) ? Precision::f32 : Precision::f16f32;
+            const std::string refusal = row->refusal(r);
+            // Anderson2021 writes the autoscheduled row's schedule (its tall outputs run in
+            // bands, plan.cpp); the sliding pass has a grid of its own.
+            const bool own_grid = row->autoscheduled || row->name() == "separable_cuda_sliding";
+            EXPECT_EQ(refusal.find("CUDA's grid limit") != std::string::npos, !own_grid)
+                << row->name() << ": " << refusal;
+        }
+    }
 }
 
 // The separable algorithm on CUDA: the sliding extern stage wherever its shared memory
