@@ -19,14 +19,20 @@ inline const std::map<std::string, Precision> precision_names = {
     {"f16f32", Precision::f16f32},
 };
 
-// The name precision_names gives p (entry points and pipelines are named by it).
-inline std::string precision_name(Precision p) {
-    for (const auto &[name, q] : precision_names) {
-        if (q == p) {
+// The name a GeneratorParam's enum map gives `value` (entry points and pipelines are
+// named by it).
+template <typename Enum>
+std::string name_in(const std::map<std::string, Enum> &names, Enum value) {
+    for (const auto &[name, v] : names) {
+        if (v == value) {
             return name;
         }
     }
     return {};
+}
+
+inline std::string precision_name(Precision p) {
+    return name_in(precision_names, p);
 }
 
 // Generator-time check: a mismatch is a build error, reported with its reason.

@@ -162,13 +162,9 @@ inline Halide::Func cufft_stage(const Halide::Target &target, FftForm form, Prec
                                 const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &x,
                                 const Halide::Var &y) {
     require(target.has_feature(Halide::Target::CUDA), "cufft: the extern stage needs a CUDA target");
-    std::string form_name;
-    for (const auto &[name, f] : fft_form_names) {
-        form_name = f == form ? name : form_name;
-    }
     Halide::Func conv{"cufft"};
-    conv.define_extern(rk::contract::fft_entry(form_name, precision_name(precision)), args, types_of(precision).output,
-                       {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+    conv.define_extern(rk::contract::fft_entry(name_in(fft_form_names, form), precision_name(precision)), args,
+                       types_of(precision).output, {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
     return conv;
 }
 

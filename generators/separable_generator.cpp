@@ -32,10 +32,9 @@ public:
     Output<Buffer<void, 2>> output{"output"};
 
     void generate() {
+        require_types("separable", precision, input, row_kernel, output);
+        require_types("separable", precision, input, col_kernel, output);
         const PrecisionTypes types = types_of(precision);
-        require(input.type() == types.storage && row_kernel.type() == types.storage &&
-                    col_kernel.type() == types.storage && output.type() == types.output,
-                "separable: buffer types do not match the precision");
 
         // ALGORITHM
         Var x{"x"}, y{"y"};
@@ -93,21 +92,16 @@ public:
     Output<Buffer<void, 2>> output{"output"};
 
     void generate() {
-        const PrecisionTypes types = types_of(precision);
-        require(input.type() == types.storage && row_kernel.type() == types.storage &&
-                    col_kernel.type() == types.storage && output.type() == types.output,
-                "separable_cuda: buffer types do not match the precision");
+        require_types("separable_cuda", precision, input, row_kernel, output);
+        require_types("separable_cuda", precision, input, col_kernel, output);
         require(get_target().has_feature(Halide::Target::CUDA), "separable_cuda: the extern stage needs a CUDA target");
-        std::string form_name;
-        for (const auto &[name, f] : separable_form_names) {
-            form_name = f == form ? name : form_name;
-        }
         // ALGORITHM (the schedule is the extern stage's own)
+        const std::string form_name = name_in(separable_form_names, SeparableForm(form));
         Var x{"x"}, y{"y"};
         Func sum{"separable_" + form_name};
         sum.define_extern(rk::contract::separable_entry(form_name, precision_name(precision)),
-                          {input, row_kernel, col_kernel, boundary, fill, offset_x, offset_y, flip}, types.output,
-                          {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+                          {input, row_kernel, col_kernel, boundary, fill, offset_x, offset_y, flip},
+                          types_of(precision).output, {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
         output = sum;
     }
 };
