@@ -30,6 +30,10 @@ inline constexpr int gpu_max_grid_y = 65535;
 // (conv2d_schedules.h): any height, and up to this many samples across, for the output
 // and each stage before it (the output's width plus the kernel's, less one).
 inline constexpr long long gpu_max_width = (long long)gpu_max_grid_y * gpu_tile_width;
+// Whether an output `width` wide filtered by a kernel `kernel_width` wide stays within it.
+constexpr bool gpu_grid_fits_width(long long width, long long kernel_width) {
+    return width + kernel_width - 1 <= gpu_max_width;
+}
 // That scratch may take up to this many bytes, or 4 times the output's own: a thin
 // image (1 x 10^6) would otherwise need a scratch 512 times its size.
 inline constexpr long long autoscheduled_scratch_floor_bytes = 64ll << 20;

@@ -49,7 +49,7 @@ void check_same_extent(const halide_buffer_t *image, const halide_buffer_t *outp
 // The GPU schedules' width limit (geometry.h) for an image filtered with a kernel
 // `kernel_width` wide.
 void check_gpu_width(Device device, const halide_buffer_t *image, int kernel_width, const char *pipeline) {
-    if (device == Device::cuda && int64_t(image->dim[0].extent) + kernel_width - 1 > gpu_max_width) {
+    if (device == Device::cuda && !gpu_grid_fits_width(image->dim[0].extent, kernel_width)) {
         throw Error(ErrorCode::unsupported, std::string(pipeline) + " on CUDA takes images up to " +
                                                 std::to_string(gpu_max_width - kernel_width + 1) +
                                                 " samples wide (CUDA's grid limit); this image is " +

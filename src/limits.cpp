@@ -74,7 +74,7 @@ std::string limit_separable_sliding_fits(const Request &r, const VariantRow &) {
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {
-    if (int64_t(r.output_width) + r.kernel_width - 1 <= gpu_max_width) {
+    if (gpu_grid_fits_width(r.output_width, r.kernel_width)) {
         return {};
     }
     return std::string("algorithm ") + row.algorithm + " on CUDA takes outputs up to " +

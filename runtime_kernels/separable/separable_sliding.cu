@@ -54,11 +54,10 @@ __device__ inline double to_accumulator(double v) {
     return v;
 }
 
-__device__ inline void store_output(float *o, float v) {
-    *o = v;
-}
-__device__ inline void store_output(__half *o, float v) {
-    *o = __float2half_rn(v);
+// A float32 sum as the output type (extern_call.cuh's to_output); float64 sums as they are.
+template <typename O>
+__device__ inline void store_output(O *o, float v) {
+    *o = to_output<O>(v);
 }
 __device__ inline void store_output(double *o, double v) {
     *o = v;
@@ -307,9 +306,8 @@ S fill_value(double fill) {
 // Launches the kernel for p's layout on `stream` (p.band_rows set here).
 template <typename S, typename A, typename O, int TW>
 cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
-    const auto kernel = separable_sliding_kernel<S, A, O, TW>;
-    cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.layout.total_bytes));
+    constexpr auto kernel = separable_sliding_kernel<S, A, O, TW>;
+    cudaError_t e = allow_opt_in_shared_memory<kernel>();  // once per device, not per call
     int per_sm = 0;
     if (e == cudaSuccess) {
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, p.layout.total_bytes);
