@@ -107,3 +107,12 @@ halconv_api(unsharp)
 
 halconv_variant(tiled cpu unsharp cpu_tiled DOC "the blur as a Halide sum over float16 operands")
 halconv_variant(tensor_core cuda unsharp gpu_tensor_core DOC "the blur on tensor cores (im2tensor_fused extern stage)")
+
+# ---- gaussian_blur with GaussianMethod::recursive (the device decides) ----
+# Sums in the precision's accumulator (f16 arithmetic would not carry the recursion);
+# the output is the image's extent (mode same).
+halconv_api(recursive_gaussian)
+
+halconv_variant(recursive cpu recursive_gaussian cpu_strips MODES same
+    DOC "Deriche's parallel form, three complex poles per axis, boundary states in closed form")
+halconv_variant(recursive cuda recursive_gaussian_cuda segments MODES same)

@@ -3,7 +3,7 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|multichannel|bands] [--sizes
+//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|recursive|multichannel|bands] [--sizes
 //   1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
 //                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
@@ -23,6 +23,9 @@
 // pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur), float32.
 // separable: halconv's separable entry against NPP's row/column filters and its Gaussian,
 //            float32, nearest boundary, Gaussian taps of K = 3 ... 127 (default).
+// recursive: gaussian_blur's recursive method at sigma 1 ... 1000, float32, reflect, against
+//            the exact method (the default taps) and the sampled Gaussian to 6 sigma
+//            (its largest difference from the recursive result, beside the stated bound).
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
 // bands:     host-resident f32 images (default 32768^2, K 3, 31, 127) streamed in row bands
@@ -87,8 +90,8 @@ Settings parse(int argc, char **argv) {
     std::string sizes, kernels;
     std::vector<std::string> precisions, variants;
     app.add_option("--report", s.report, "what to measure")
-        ->check(
-            CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "separable", "multichannel", "bands"}))
+        ->check(CLI::IsMember(
+            {"time", "auto", "memory", "accuracy", "pipelines", "separable", "recursive", "multichannel", "bands"}))
         ->capture_default_str();
     app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
     app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
@@ -579,6 +582,93 @@ void pipelines_report(Run &run, Table &table) {
     }
 }
 
+const std::vector<std::string> recursive_columns{"device",
+                                                 "method",
+                                                 "variant",
+                                                 "width",
+                                                 "height",
+                                                 "sigma",
+                                                 "median_ms",
+                                                 "min_ms",
+                                                 "max_ms",
+                                                 "memory_floor_ms",
+                                                 "fraction_of_memory_floor",
+                                                 "error_bound",
+                                                 "max_abs_difference"};
+
+// gaussian_blur, float32, reflect, plans made once: the recursive method at sigma 1 ...
+// 1000 and the exact one (2 ceil(3 sigma) + 1 taps) beside it. error_bound: the stated
+// bound (recursive_gaussian_error) for data in [0, 1); max_abs_difference: the recursive
+// result's largest difference from the sampled Gaussian to 6 sigma (the exact method with
+// 2 ceil(6 sigma) + 1 taps: its truncation is below 1e-8), where that fits max_gaussian_taps.
+// The floor is one pass: the image read and the output written.
+void recursive_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    std::mt19937_64 rng(20261126);
+    std::printf("%-10s %-36s %11s %7s %10s %10s %8s %10s %10s\n", "method", "variant", "size", "sigma", "median_ms",
+                "floor_ms", "floor%", "bound", "max_diff");
+    for (const Size &size : s.sizes) {
+        const int w = size.width, h = size.height;
+        Halide::Runtime::Buffer<> image = upload(Precision::f32, random_plane(w, h, rng));
+        image.copy_to_device(halide_cuda_device_interface());
+        Halide::Runtime::Buffer<float> recursive(w, h), exact(w, h);
+        recursive.device_malloc(halide_cuda_device_interface());
+        exact.device_malloc(halide_cuda_device_interface());
+        const double floor_ms = double(w) * h * 8 / run.ceilings.copy_bytes_per_s * 1e3;
+        Options o;
+        o.device = Device::cuda;
+        o.boundary = Boundary::reflect;
+        o.stream = run.stream;
+        for (double sigma : {1.0, 3.0, 10.0, 20.0, 100.0, 1000.0}) {
+            auto report = [&](const char *method, const Plan &plan, const Timing &t, double bound, double diff) {
+                const std::string b = bound >= 0 ? std::to_string(bound) : "-";
+                const std::string d = diff >= 0 ? std::to_string(diff) : "-";
+                std::printf("%-10s %-36s %5dx%-5d %7g %10.4f %10.4f %7.0f%% %10s %10s\n", method,
+                            plan.dispatch().variant.c_str(), w, h, sigma, t.median_ms, floor_ms,
+                            100.0 * floor_ms / t.median_ms, b.c_str(), d.c_str());
+                table.add_row();
+                table.set("device", run.prop.name);
+                table.set("method", method);
+                table.set("variant", plan.dispatch().variant);
+                table.set("width", int64_t(w));
+                table.set("height", int64_t(h));
+                table.set("sigma", sigma);
+                table.set("median_ms", t.median_ms);
+                table.set("min_ms", t.min_ms);
+                table.set("max_ms", t.max_ms);
+                table.set("memory_floor_ms", floor_ms);
+                table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
+                if (bound >= 0) {
+                    table.set("error_bound", bound);
+                }
+                if (diff >= 0) {
+                    table.set("max_abs_difference", diff);
+                }
+            };
+            const Plan fast = Plan::gaussian(Extent2d{w, h}, sigma, o, GaussianMethod::recursive);
+            const Timing t = time_on_stream(run.stream, s.reps, [&] { fast.apply(image, recursive); });
+            double diff = -1;
+            const int wide = 2 * int(std::ceil(6.0 * sigma)) + 1;
+            if (wide <= max_gaussian_taps) {
+                const Plan reference = Plan::gaussian(Extent2d{w, h}, sigma, o, wide);
+                reference.apply(image, exact);
+                check_cuda(cudaStreamSynchronize(run.stream), "gaussian_blur");
+                recursive.copy_to_host();
+                exact.copy_to_host();
+                diff = 0;
+                for (int64_t i = 0; i < int64_t(w) * h; i++) {
+                    diff = std::max(diff, double(std::fabs(recursive.data()[i] - exact.data()[i])));
+                }
+                diff = std::isnan(diff) ? INFINITY : diff;
+            }
+            report("recursive", fast, t, recursive_gaussian_error(sigma), diff);
+            const Plan taps = Plan::gaussian(Extent2d{w, h}, sigma, o);
+            report("exact", taps, time_on_stream(run.stream, s.reps, [&] { taps.apply(image, exact); }), -1, -1);
+            run.checkpoint();
+        }
+    }
+}
+
 const std::vector<std::string> separable_columns{"device",
                                                  "variant",
                                                  "width",
@@ -751,6 +841,7 @@ int main_checked(int argc, char **argv) {
     Table table(r == "accuracy"       ? accuracy_columns
                 : r == "pipelines"    ? pipeline_columns
                 : r == "separable"    ? separable_columns
+                : r == "recursive"    ? recursive_columns
                 : r == "multichannel" ? multichannel_columns
                 : r == "bands"        ? bands_columns
                                       : time_columns);
@@ -770,6 +861,8 @@ int main_checked(int argc, char **argv) {
             pipelines_report(run, table);
         } else if (r == "separable") {
             separable_report(run, table);
+        } else if (r == "recursive") {
+            recursive_report(run, table);
         } else if (r == "bands") {
             // Pageable buffers too up to 32768^2 (their copies are slower: the time goes up).
             const bool pageable = std::all_of(run.settings.sizes.begin(), run.settings.sizes.end(),

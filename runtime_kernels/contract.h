@@ -72,6 +72,12 @@ inline std::string separable_entry(std::string_view form, std::string_view preci
     return "halconv_sep_" + std::string(form) + "_" + std::string(precision);
 }
 
+// Entry point of the recursive Gaussian on CUDA: halconv_rg_<form>_<precision>
+// (recursive/halconv_rg.h).
+inline std::string recursive_gaussian_entry(std::string_view form, std::string_view precision) {
+    return "halconv_rg_" + std::string(form) + "_" + std::string(precision);
+}
+
 // Channels per pixel the multichannel stages read (the bounds query asks for channels
 // 0 .. pitch - 1, the producer fills those past C with zeros). Written for integers (the
 // kernels) and for Halide Exprs (the generators): pick(c, a, b) is c ? a : b.

@@ -239,6 +239,16 @@ Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double s
     return plan.dispatch();
 }
 
+Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, GaussianMethod method,
+                       const Options &o) {
+    internal::check_options(o);
+    const internal::PrecisionTypes t = internal::types_of(o.precision);
+    check_buffer(input, "image", 2, t.storage, o.precision);
+    const Plan plan = Plan::gaussian({input->dim[0].extent, input->dim[1].extent}, sigma, o, method);
+    plan.run(input, output, o.stream);
+    return plan.dispatch();
+}
+
 Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,
                                           const Options &options) {
     internal::check_options(options);

@@ -201,4 +201,13 @@ B with_host_memory(B b) {
 Halide::Runtime::Buffer<> storage_buffer(const std::vector<double> &values, int width, int height, int dims,
                                          Precision precision);
 
+// ---- The recursive Gaussian (recursive_gaussian.cpp) ----
+// Its coefficients and powers (runtime_kernels/recursive/recursive_layout.h) for sigma
+// (checked: Error(invalid_argument) outside the range), an image's extent and a rule,
+// the poles rounded to float when `single` (the pipeline's sums are float).
+struct RecursiveCoefficients {
+    Halide::Runtime::Buffer<double> coefficients, powers;
+};
+RecursiveCoefficients recursive_gaussian_coefficients(double sigma, Extent2d image, Boundary boundary, bool single);
+
 }  // namespace halconv::internal

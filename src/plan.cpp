@@ -14,6 +14,7 @@
 #include "fft/halconv_fft.h"
 #include "geometry.h"
 #include "internal.h"
+#include "recursive/recursive_layout.h"
 #include "registry.h"
 #include "single_channel/halconv_tc.h"
 #include "workspace_pool.h"
@@ -37,6 +38,8 @@ struct PlanState {
     // buffer, or the row and column factors for the separable signature. On CUDA each
     // also holds its device copy (the pool's), clean: pipelines never re-upload it.
     Halide::Runtime::Buffer<> kernel2d, row_kernel, column_kernel;
+    // The recursive Gaussian's coefficients and powers (float64, recursive_layout.h), held as the kernels.
+    Halide::Runtime::Buffer<> coefficients, powers;
     // A workspace, in order: the extern stage's scratch, the boundary-extended image of
     // an extern stage's padded form, the autoscheduled output scratch.
     size_t extern_bytes = 0, extended_offset = 0, scratch_offset = 0;
@@ -264,6 +267,11 @@ void finish(PlanState &s) {
                 rk::align_scratch(size_t(s.extended_pitch) * size_t(s.extended.height) * s.types.storage.bytes());
         }
     }
+    if (row.signature == internal::Signature::recursive_gaussian && cuda) {
+        s.extern_bytes =
+            rk::rg::workspace_bytes(s.image.width, s.image.height, s.options.precision == Precision::f64 ? 8 : 4);
+        device_bytes = rk::align_scratch(s.extern_bytes);
+    }
     if (row.autoscheduled &&
         (s.output.width < autoscheduled_min_extent || s.output.height < autoscheduled_min_extent)) {
         s.scratch = {std::max(s.output.width, autoscheduled_min_extent),
@@ -272,7 +280,7 @@ void finish(PlanState &s) {
         device_bytes += rk::align_scratch(size_t(s.scratch.width) * size_t(s.scratch.height) * s.types.output.bytes());
     }
     s.pool = cuda ? internal::make_cuda_workspace_pool(device_bytes) : internal::make_host_workspace_pool(device_bytes);
-    for (Halide::Runtime::Buffer<> *b : {&s.kernel2d, &s.row_kernel, &s.column_kernel}) {
+    for (Halide::Runtime::Buffer<> *b : {&s.kernel2d, &s.row_kernel, &s.column_kernel, &s.coefficients, &s.powers}) {
         if (b->data() == nullptr) {
             continue;
         }
@@ -410,6 +418,54 @@ Plan Plan::gaussian(Extent2d image, double sigma, const Options &options, int si
     Halide::Runtime::Buffer<> g =
         internal::storage_buffer(taps, static_cast<int>(taps.size()), 1, 1, options.precision);
     return create_separable(image, g.raw_buffer(), g.raw_buffer(), options, Operation::correlate);
+}
+
+Plan Plan::gaussian(Extent2d image, double sigma, const Options &o, GaussianMethod method) {
+    if (method == GaussianMethod::exact) {
+        return gaussian(image, sigma, o, 0);
+    }
+    if (method != GaussianMethod::recursive) {
+        throw Error(ErrorCode::invalid_argument,
+                    "unknown Gaussian method " + std::to_string(int(method)) + "; allowed: exact, recursive");
+    }
+    std::shared_ptr<PlanState> s = new_state(image, o, Operation::correlate);
+    if (o.bands.banding == Banding::always) {
+        throw Error(ErrorCode::unsupported,
+                    "the recursive Gaussian does not run in row bands (each line's result depends on the whole "
+                    "line); allowed: Banding::automatic or never");
+    }
+    if (o.mode != Mode::same) {
+        throw Error(ErrorCode::unsupported, std::string("recursive Gaussian: mode ") + to_string(o.mode) +
+                                                " has no meaning for a filter of unbounded size; allowed: same");
+    }
+    if (o.precision == Precision::f16) {
+        throw Error(ErrorCode::unsupported,
+                    "recursive Gaussian: precision f16 (float16 arithmetic) cannot carry the "
+                    "recursion; allowed: f64, f32, f16f32 (float16 samples, float32 sums)");
+    }
+    s->kernel = {1, 1};
+    s->output = checked_extent(image, s->kernel, o.mode);
+    Request r{.device = internal::resolve_device(o.device),
+              .precision = o.precision,
+              .mode = o.mode,
+              .boundary = o.boundary,
+              .kernel_width = 1,
+              .kernel_height = 1,
+              .output_width = s->output.width,
+              .output_height = s->output.height};
+    const int value = internal::algorithms_on(Api::recursive_gaussian, r.device).front();
+    const VariantRow &row = *internal::rows_of(Api::recursive_gaussian, value, r.device).front();
+    if (const std::string refusal = row.refusal(r); !refusal.empty()) {
+        throw Error(ErrorCode::unsupported, "recursive Gaussian: " + refusal);
+    }
+    internal::RecursiveCoefficients c =
+        internal::recursive_gaussian_coefficients(sigma, image, o.boundary, o.precision != Precision::f64);
+    s->row = &row;
+    s->dispatch = {r.device, Algorithm::separable, row.name(), "the recursive Gaussian (GaussianMethod::recursive)"};
+    s->coefficients = std::move(c.coefficients);
+    s->powers = std::move(c.powers);
+    finish(*s);
+    return Plan(std::move(s));
 }
 
 const Dispatch &Plan::dispatch() const {
@@ -640,7 +696,8 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     internal::check_unit_stride(output, "output");
     internal::check_no_overlap(image, "image", output, "output");
     const bool flip = s.operation == Operation::convolve;
-    if (internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes())) {
+    if (s.row->signature != internal::Signature::recursive_gaussian &&
+        internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes())) {
         run_in_bands(s, image, output, stream);
         return;
     }
@@ -657,6 +714,8 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     halide_buffer_t kernel2d = *s.kernel2d.raw_buffer();
     halide_buffer_t row = *s.row_kernel.raw_buffer();
     halide_buffer_t column = *s.column_kernel.raw_buffer();
+    halide_buffer_t coefficients = *s.coefficients.raw_buffer();
+    halide_buffer_t powers = *s.powers.raw_buffer();
     switch (s.row->signature) {
         case internal::Signature::kernel2d: {
             const auto call = [&](halide_buffer_t *out) {
@@ -695,6 +754,13 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
         case internal::Signature::separable:
             internal::run_pipeline(device, {image, &row, &column}, output, stream, "separable pipeline", [&] {
                 return fn.separable(image, &row, &column, boundary, o.fill_value, ox, oy, flip, output);
+            });
+            break;
+        case internal::Signature::recursive_gaussian:
+            internal::run_pipeline(device, {image, &coefficients, &powers}, output, stream, "recursive Gaussian", [&] {
+                return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *out) {
+                    return fn.recursive_gaussian(image, &coefficients, &powers, boundary, o.fill_value, out);
+                });
             });
             break;
         default:

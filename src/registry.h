@@ -16,10 +16,10 @@
 namespace halconv::internal {
 
 // The entry points, as variants.cmake's halconv_api names them.
-enum class Api { correlate2d, multichannel, edges, unsharp };
+enum class Api { correlate2d, multichannel, edges, unsharp, recursive_gaussian };
 
 // How a generator's pipelines are called (halconv_generator's SIGNATURE).
-enum class Signature { kernel2d, kernel2d_extended, separable, edges, unsharp };
+enum class Signature { kernel2d, kernel2d_extended, separable, edges, unsharp, recursive_gaussian };
 
 // (input, kernel, boundary, fill, offset_x, offset_y, flip, output)
 using Kernel2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
@@ -37,6 +37,9 @@ using EdgesFn = int (*)(halide_buffer_t *, int32_t, float, float, halide_buffer_
 // (input, kernel, boundary, fill, offset_x, offset_y, amount, output)
 using UnsharpFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, float, int32_t, int32_t, float,
                           halide_buffer_t *);
+// (input, coefficients, powers, boundary, fill, output)
+using RecursiveGaussianFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double,
+                                    halide_buffer_t *);
 
 // A row's entry points for one precision: the member of its signature, plus `valid`
 // for generators with a valid form. All null where the row lacks the precision.
@@ -47,8 +50,9 @@ struct PipelineFns {
     SeparableFn separable = nullptr;
     EdgesFn edges = nullptr;
     UnsharpFn unsharp = nullptr;
+    RecursiveGaussianFn recursive_gaussian = nullptr;
 
-    bool any() const { return kernel2d || kernel2d_extended || separable || edges || unsharp; }
+    bool any() const { return kernel2d || kernel2d_extended || separable || edges || unsharp || recursive_gaussian; }
 };
 
 // What a row's limits see of a request.

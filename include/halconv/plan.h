@@ -60,6 +60,9 @@ public:
     // gaussian_blur: correlation with g g^T, g = gaussian_taps(sigma, size), through the
     // separable pipeline (options.algorithm is ignored).
     static Plan gaussian(Extent2d image, double sigma, const Options &options = {}, int size = 0);
+    // gaussian_blur with `method`: exact as above (the taps of 2 ceil(3 sigma) + 1), or
+    // recursive (halconv.h, "The recursive Gaussian").
+    static Plan gaussian(Extent2d image, double sigma, const Options &options, GaussianMethod method);
 
     // Runs the plan on `image` (the plan's image extent and storage type) into `output`
     // (its output extent and output type), on options().stream.

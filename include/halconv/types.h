@@ -38,6 +38,12 @@ enum class Device : int32_t {
     cuda = 2,
 };
 
+// How gaussian_blur computes (halconv.h).
+enum class GaussianMethod : int32_t {
+    exact = 0,      // correlation with the sampled Gaussian's taps (gaussian_taps), the separable pipeline
+    recursive = 1,  // a recursive approximation of the untruncated Gaussian, cost independent of sigma
+};
+
 // Largest kernel edge of the tensor-core algorithms (8 fragments of 16).
 inline constexpr int tensor_core_max_kernel = 128;
 

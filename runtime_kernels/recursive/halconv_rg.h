@@ -1,0 +1,38 @@
+// The recursive Gaussian on CUDA as a Halide extern stage (recursive_gaussian.cu; the
+// filter and the coefficient layout in recursive_layout.h).
+//
+// halconv_rg_segments_<precision>(in, coefficients, powers, boundary, fill, out) filters
+// `in` along y, then along x, with the coefficients of each axis (float64, as
+// src/recursive_gaussian.cpp computes them for the image's extent and `boundary`, a
+// halconv::Boundary value; `fill`, rounded to the storage type, for the constant rule),
+// into `out` of the image's extent. A bounds query asks for the whole image and tables,
+// as given. Each line is split into segments of rk::rg::segment samples with a thread
+// each: one kernel sums each segment's states, one carries them along the line (and
+// finds the boundary states), one filters the segment from its carried states and
+// writes the result transposed, so that the second axis is read as the first. Scratch
+// (rk::rg::workspace_bytes) comes from the caller's workspace. Runs on Halide's current
+// CUDA stream; returns 0 or a halide_error_code.
+//
+//   f64:    float64 samples, sums and output
+//   f32:    float32 throughout
+//   f16f32: float16 samples, float32 sums and output
+#pragma once
+
+#include <stdint.h>
+
+#include "HalideRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int halconv_rg_segments_f64(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *powers,
+                            int32_t boundary, double fill, halide_buffer_t *out);
+int halconv_rg_segments_f32(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *powers,
+                            int32_t boundary, double fill, halide_buffer_t *out);
+int halconv_rg_segments_f16f32(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *powers,
+                               int32_t boundary, double fill, halide_buffer_t *out);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
