@@ -7,9 +7,10 @@
 // halconv::Boundary value; `fill`, rounded to the storage type, for the constant rule),
 // into `out` of the image's extent. A bounds query asks for the whole image and tables,
 // as given. Each line is split into segments of rk::rg::segment samples with a thread
-// each: one kernel sums each segment's states, one carries them along the line (and
-// finds the boundary states), one filters the segment from its carried states and
-// writes the result transposed, so that the second axis is read as the first. Scratch
+// each: one kernel sums each segment's states from zero, one carries them along the line
+// (runs of segments folded in parallel, then combined) and finds the boundary states,
+// one stages the segment in shared memory, filters it from its carried states and writes
+// the result transposed, so that the second axis is read as the first. Scratch
 // (rk::rg::workspace_bytes) comes from the caller's workspace. Runs on Halide's current
 // CUDA stream; returns 0 or a halide_error_code.
 //

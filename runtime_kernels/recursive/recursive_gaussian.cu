@@ -1,5 +1,15 @@
 // The recursive Gaussian on CUDA cores (halconv_rg.h): three kernels per axis over lines
 // split into segments, the second axis read from the first's transposed result.
+//
+// Why hand-written: a recursion runs serially along its line, so Halide's GPU schedules
+// can give it only a thread per line (Halide's apps/iir_blur: 4096 threads for a 4096^2
+// image, far from filling a GPU); splitting the line into segments whose states are
+// carried across needs the two-level scan below, which a Halide schedule cannot express.
+//
+// H100, 4096^2 f32, per axis (Nsight Compute, 2026-11-26): segment states 46 us, carry
+// 15 us, filter 122 us (48 registers, 18 % of the warps active: the staging tiles hold
+// three blocks per SM; 88 instructions per warp and sample). The whole blur: 0.32 ms
+// at every sigma (bench/results/h100/recursive/RUN.md).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -14,11 +24,11 @@ namespace halconv::rk::rg {
 namespace {
 
 constexpr int columns_per_warp = 32;
-// Warps (segments) per block: a warp's tile of segment x 33 sums stays within the 48 KiB
-// of static shared memory for float64 too.
+// Warps (segments) per block of the states and filter kernels.
 template <typename A>
 constexpr int warps_per_block = sizeof(A) == 8 ? 2 : 4;
-constexpr int fold_threads = 128;
+constexpr int carry_lines = 32;  // the carry kernel's block: lines ...
+constexpr int carry_groups = 8;  // ... by runs of a line's segments, folded in parallel
 constexpr int boundary_constant = 0, boundary_nearest = 1, boundary_mirror = 3;
 static_assert(segment % columns_per_warp == 0, "a warp writes a segment's tile in rows of 32");
 
@@ -79,6 +89,44 @@ __device__ inline Cx<A> power(const double *powers, int entries, int k, int64_t 
     return {A(powers[power_components * at + 2 * k]), A(powers[power_components * at + 2 * k + 1])};
 }
 
+// A segment's samples, read as they are used.
+template <typename In, typename A>
+struct Loads {
+    const In *base;
+    int64_t stride;
+    __device__ A operator()(int j) const { return to_acc(base[int64_t(j) * stride]); }
+};
+
+// The causal end state and the anticausal start state of `len` samples, both from zero,
+// in one pass (the latter as sum_j p^j x[j], the powers kept as they go, so that no sample
+// is held), and mirror's second-sample states: the causal one at len - 2 and
+// sum_{j >= 1} p^(j-1) x[j].
+template <typename A, typename Samples>
+__device__ inline void zero_start_states(const Samples &x, int len, const Cx<A> (&pole)[poles], Cx<A> (&causal)[poles],
+                                         Cx<A> (&causal1)[poles], Cx<A> (&anti)[poles], Cx<A> (&anti1)[poles]) {
+    Cx<A> power[poles], previous[poles];
+#pragma unroll
+    for (int k = 0; k < poles; k++) {
+        power[k] = {A(1), A(0)};
+        previous[k] = {A(0), A(0)};
+    }
+#pragma unroll
+    for (int j = 0; j < len; j++) {
+        const A v = x(j);
+#pragma unroll
+        for (int k = 0; k < poles; k++) {
+            causal[k] = step(pole[k], causal[k], v);
+            if (j == len - 2) {
+                causal1[k] = causal[k];
+            }
+            anti[k] = anti[k] + scale(power[k], v);
+            anti1[k] = anti1[k] + scale(previous[k], v);
+            previous[k] = power[k];
+            power[k] = power[k] * pole[k];
+        }
+    }
+}
+
 // Each segment's causal end state and anticausal start state, both from zero, and the
 // two second-sample states mirror needs.
 template <typename In, typename A, typename Out>
@@ -96,20 +144,11 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) segment_
         pole[k] = coefficient<A>(p.coefficients, k, Value::pole);
         causal[k] = anti[k] = anti1[k] = causal1[k] = {A(0), A(0)};
     }
-    const bool mirror = p.rule == boundary_mirror;
-    for (int j = 0; j < len; j++) {
-        const A v = to_acc(p.in[int64_t(start + j) * p.in_stride + x]);
-#pragma unroll
-        for (int k = 0; k < poles; k++) {
-            causal[k] = step(pole[k], causal[k], v);
-            anti[k] = anti[k] + scale(power<A>(p.powers, p.power_entries, k, j), v);
-            if (mirror && j >= 1) {
-                anti1[k] = anti1[k] + scale(power<A>(p.powers, p.power_entries, k, j - 1), v);
-            }
-            if (j == len - 2) {
-                causal1[k] = causal[k];
-            }
-        }
+    const In *base = p.in + int64_t(start) * p.in_stride + x;
+    if (len == segment) {
+        zero_start_states(Loads<In, A>{base, p.in_stride}, segment, pole, causal, causal1, anti, anti1);
+    } else {
+        zero_start_states(Loads<In, A>{base, p.in_stride}, len, pole, causal, causal1, anti, anti1);
     }
     A *s = p.states + int64_t(seg) * states_per_segment * p.lines + x;
 #pragma unroll
@@ -119,14 +158,14 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) segment_
         s[int64_t(2 * poles + 2 * k) * p.lines] = anti[k].re;
         s[int64_t(2 * poles + 2 * k + 1) * p.lines] = anti[k].im;
     }
-    if (mirror && seg == 0) {
+    if (p.rule == boundary_mirror && seg == 0) {
 #pragma unroll
         for (int k = 0; k < poles; k++) {
             p.extra[int64_t(2 * k) * p.lines + x] = anti1[k].re;
             p.extra[int64_t(2 * k + 1) * p.lines + x] = anti1[k].im;
         }
     }
-    if (mirror && seg == p.segments - 1) {
+    if (p.rule == boundary_mirror && seg == p.segments - 1) {
 #pragma unroll
         for (int k = 0; k < poles; k++) {
             p.extra[int64_t(2 * poles + 2 * k) * p.lines + x] = causal1[k].re;
@@ -135,83 +174,129 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) segment_
     }
 }
 
-// Per line and pole: the states carried into each segment, with the boundary's states
-// S and T (recursive_layout.h) added, written over the segment's own states.
+// Per line and pole: the states carried into each segment, with the boundary's states S
+// and T (recursive_layout.h) added, written over the segment's own. A line's segments are
+// split into carry_groups runs, each folded by a thread of its own; the runs' totals meet
+// in shared memory, so that a thread folds at most segments / carry_groups states.
 template <typename In, typename A, typename Out>
-__global__ void __launch_bounds__(fold_threads) carry_states(Pass<In, A, Out> p) {
-    const int x = blockIdx.x * fold_threads + threadIdx.x;
-    if (x >= p.lines) {
-        return;
-    }
+__global__ void __launch_bounds__(carry_lines *carry_groups) carry_states(Pass<In, A, Out> p) {
+    __shared__ Cx<A> causal_total[carry_groups][carry_lines], anti_total[carry_groups][carry_lines];
+    // Mirror's: the causal zero state entering the last segment, the anticausal one entering the first.
+    __shared__ Cx<A> entering[2][carry_lines];
+    const int lane = threadIdx.x, g = threadIdx.y, k = blockIdx.y;
+    const int x = blockIdx.x * carry_lines + lane;
+    const bool line = x < p.lines;  // the others still reach the barriers
     const int last = p.segments - 1;
     const int last_len = p.length - last * segment;
     const bool mirror = p.rule == boundary_mirror;
-    for (int k = 0; k < poles; k++) {
-        const Cx<A> pole_full = power<A>(p.powers, p.power_entries, k, segment);
-        const Cx<A> pole_last = power<A>(p.powers, p.power_entries, k, last_len);
-        const auto state = [&](int seg, int c) -> A & {
-            return p.states[(int64_t(seg) * states_per_segment + c) * p.lines + x];
-        };
-        const auto causal_of = [&](int seg) { return Cx<A>{state(seg, 2 * k), state(seg, 2 * k + 1)}; };
-        const auto anti_of = [&](int seg) {
-            return Cx<A>{state(seg, 2 * poles + 2 * k), state(seg, 2 * poles + 2 * k + 1)};
-        };
-        // From zero: the whole line's sums, and the states entering the last and first segments.
-        Cx<A> c{A(0), A(0)}, before_last{A(0), A(0)};
-        for (int seg = 0; seg <= last; seg++) {
-            if (seg == last) {
-                before_last = c;
-            }
-            c = c * (seg == last ? pole_last : pole_full) + causal_of(seg);
+    const int per = (p.segments + carry_groups - 1) / carry_groups;
+    const auto first_of = [&](int group) { return min(group * per, p.segments); };
+    const int first = first_of(g), end = first_of(g + 1);
+    const Cx<A> pole_full = power<A>(p.powers, p.power_entries, k, segment);
+    const Cx<A> pole_last = power<A>(p.powers, p.power_entries, k, last_len);
+    const auto across = [&](int seg) { return seg == last ? pole_last : pole_full; };
+    // p^(samples of run `group`): what a state crossing the whole run is multiplied by.
+    const auto across_run = [&](int group) {
+        const int64_t from = int64_t(first_of(group)) * segment, to = int64_t(first_of(group + 1)) * segment;
+        return power<A>(p.powers, p.power_entries, k, min(to, int64_t(p.length)) - min(from, int64_t(p.length)));
+    };
+    const auto state = [&](int seg, int c) -> A & {
+        return p.states[(int64_t(seg) * states_per_segment + c) * p.lines + x];
+    };
+    const auto causal_of = [&](int seg) { return Cx<A>{state(seg, 2 * k), state(seg, 2 * k + 1)}; };
+    const auto anti_of = [&](int seg) {
+        return Cx<A>{state(seg, 2 * poles + 2 * k), state(seg, 2 * poles + 2 * k + 1)};
+    };
+    const Cx<A> zero{A(0), A(0)};
+
+    // The run's own states from zero.
+    Cx<A> c = zero, a = zero;
+    if (line) {
+        for (int seg = first; seg < end; seg++) {
+            c = c * across(seg) + causal_of(seg);
         }
-        Cx<A> a{A(0), A(0)}, before_first{A(0), A(0)};
-        for (int seg = last; seg >= 0; seg--) {
-            if (seg == 0) {
-                before_first = a;
-            }
-            a = a * (seg == last ? pole_last : pole_full) + anti_of(seg);
+        for (int seg = end - 1; seg >= first; seg--) {
+            a = a * across(seg) + anti_of(seg);
         }
-        Cx<A> head = a, tail = c;
-        if (mirror) {
+    }
+    causal_total[g][lane] = c;
+    anti_total[g][lane] = a;
+    __syncthreads();
+    // The zero states entering this run (from the runs before it, after it) and the line's totals.
+    Cx<A> into = zero, line_causal = zero;
+    for (int r = 0; r < carry_groups; r++) {
+        if (r == g) {
+            into = line_causal;
+        }
+        line_causal = line_causal * across_run(r) + causal_total[r][lane];
+    }
+    Cx<A> back_into = zero, line_anti = zero;
+    for (int r = carry_groups - 1; r >= 0; r--) {
+        if (r == g) {
+            back_into = line_anti;
+        }
+        line_anti = line_anti * across_run(r) + anti_total[r][lane];
+    }
+    Cx<A> head = line_anti, tail = line_causal;
+    if (mirror) {
+        if (line && first <= last && last < end) {
+            Cx<A> cc = into;
+            for (int seg = first; seg < last; seg++) {
+                cc = cc * across(seg) + causal_of(seg);
+            }
+            entering[0][lane] = cc;
+        }
+        if (line && first == 0 && end > 0) {
+            Cx<A> aa = back_into;
+            for (int seg = end - 1; seg >= 1; seg--) {
+                aa = aa * across(seg) + anti_of(seg);
+            }
+            entering[1][lane] = aa;
+        }
+        __syncthreads();
+        if (line) {
             const int first_len = min(segment, p.length);
-            head = before_first * power<A>(p.powers, p.power_entries, k, first_len - 1) +
+            head = entering[1][lane] * power<A>(p.powers, p.power_entries, k, first_len - 1) +
                    Cx<A>{p.extra[int64_t(2 * k) * p.lines + x], p.extra[int64_t(2 * k + 1) * p.lines + x]};
-            tail = before_last * power<A>(p.powers, p.power_entries, k, last_len - 1) +
+            tail = entering[0][lane] * power<A>(p.powers, p.power_entries, k, last_len - 1) +
                    Cx<A>{p.extra[int64_t(2 * poles + 2 * k) * p.lines + x],
                          p.extra[int64_t(2 * poles + 2 * k + 1) * p.lines + x]};
         }
-        const Cx<A> g = coefficient<A>(p.coefficients, k, Value::gain);
-        Cx<A> s, t;
-        if (p.rule == boundary_constant) {
-            s = t = scale(g, p.fill);
-        } else if (p.rule == boundary_nearest) {
-            s = scale(g, to_acc(p.in[x]));
-            t = scale(g, to_acc(p.in[int64_t(p.length - 1) * p.in_stride + x]));
-        } else {
-            const Cx<A> wh = coefficient<A>(p.coefficients, k, Value::head_weight);
-            const Cx<A> wt = coefficient<A>(p.coefficients, k, Value::tail_weight);
-            s = g * (wh * head + wt * tail);
-            t = g * (wh * tail + wt * head);
-        }
-        // The carried states: Y[start - 1] = Y0[start - 1] + p^start S, Z[end + 1] = Z0[end + 1] + p^(N-1-end) T.
-        c = {A(0), A(0)};
-        for (int seg = 0; seg <= last; seg++) {
-            const Cx<A> own = causal_of(seg);
-            const Cx<A> carried = c + power<A>(p.powers, p.power_entries, k, int64_t(seg) * segment) * s;
-            state(seg, 2 * k) = carried.re;
-            state(seg, 2 * k + 1) = carried.im;
-            c = c * (seg == last ? pole_last : pole_full) + own;
-        }
-        a = {A(0), A(0)};
-        for (int seg = last; seg >= 0; seg--) {
-            const Cx<A> own = anti_of(seg);
-            const int len = seg == last ? last_len : segment;
-            const Cx<A> carried =
-                a + power<A>(p.powers, p.power_entries, k, int64_t(p.length) - int64_t(seg) * segment - len) * t;
-            state(seg, 2 * poles + 2 * k) = carried.re;
-            state(seg, 2 * poles + 2 * k + 1) = carried.im;
-            a = a * (seg == last ? pole_last : pole_full) + own;
-        }
+    }
+    if (!line) {
+        return;
+    }
+    const Cx<A> g_k = coefficient<A>(p.coefficients, k, Value::gain);
+    Cx<A> s, t;
+    if (p.rule == boundary_constant) {
+        s = t = scale(g_k, p.fill);
+    } else if (p.rule == boundary_nearest) {
+        s = scale(g_k, to_acc(p.in[x]));
+        t = scale(g_k, to_acc(p.in[int64_t(p.length - 1) * p.in_stride + x]));
+    } else {
+        const Cx<A> wh = coefficient<A>(p.coefficients, k, Value::head_weight);
+        const Cx<A> wt = coefficient<A>(p.coefficients, k, Value::tail_weight);
+        s = g_k * (wh * head + wt * tail);
+        t = g_k * (wh * tail + wt * head);
+    }
+    // The carried states: Y[start - 1] = Y0[start - 1] + p^start S, Z[end + 1] = Z0[end + 1] + p^(N-1-end) T.
+    c = into;
+    for (int seg = first; seg < end; seg++) {
+        const Cx<A> own = causal_of(seg);
+        const Cx<A> carried = c + power<A>(p.powers, p.power_entries, k, int64_t(seg) * segment) * s;
+        state(seg, 2 * k) = carried.re;
+        state(seg, 2 * k + 1) = carried.im;
+        c = c * across(seg) + own;
+    }
+    a = back_into;
+    for (int seg = end - 1; seg >= first; seg--) {
+        const Cx<A> own = anti_of(seg);
+        const int len = seg == last ? last_len : segment;
+        const Cx<A> carried =
+            a + power<A>(p.powers, p.power_entries, k, int64_t(p.length) - int64_t(seg) * segment - len) * t;
+        state(seg, 2 * poles + 2 * k) = carried.re;
+        state(seg, 2 * poles + 2 * k + 1) = carried.im;
+        a = a * across(seg) + own;
     }
 }
 
@@ -220,12 +305,23 @@ __device__ inline Out to_out(A v) {
     return Out(v);
 }
 
-// Each segment filtered from its carried states; a warp's 32 columns x segment rows go
-// through shared memory so that the transposed result is written in rows.
+// Per warp of the filter kernel: its segment's samples and sums, 32 columns each (a row
+// padded to 33 so that neither a lane's column nor a row read across lanes conflicts).
+template <typename A>
+struct FilterTiles {
+    A samples[segment][columns_per_warp + 1];
+    A sums[segment][columns_per_warp + 1];
+};
+template <typename A>
+constexpr size_t filter_shared_bytes = sizeof(FilterTiles<A>) * warps_per_block<A>;
+
+// Each segment filtered from its carried states. A warp stages its 32 columns x segment
+// samples in shared memory (all its loads in flight at once), runs the causal pass down
+// and the anticausal pass up its column, and writes the sums transposed, in rows.
 template <typename In, typename A, typename Out>
 __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_segments(Pass<In, A, Out> p) {
-    __shared__ A tiles[warps_per_block<A>][segment][columns_per_warp + 1];
-    A(*tile)[columns_per_warp + 1] = tiles[threadIdx.y];
+    extern __shared__ __align__(16) unsigned char filter_shared[];
+    FilterTiles<A> &tile = reinterpret_cast<FilterTiles<A> *>(filter_shared)[threadIdx.y];
     const int x0 = blockIdx.x * columns_per_warp;
     const int x = x0 + threadIdx.x;
     const int seg = blockIdx.y * warps_per_block<A> + threadIdx.y;
@@ -235,49 +331,52 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_s
     const int start = seg * segment;
     const int len = min(segment, p.length - start);
     if (x < p.lines) {
-        Cx<A> pole[poles], weight[poles], state[poles];
+        const In *base = p.in + int64_t(start) * p.in_stride + x;
+#pragma unroll 16
+        for (int j = 0; j < len; j++) {
+            tile.samples[j][threadIdx.x] = to_acc(base[int64_t(j) * p.in_stride]);
+        }
+        Cx<A> pole[poles], weight[poles], wp[poles], causal[poles], anti[poles];
         const A *s = p.states + int64_t(seg) * states_per_segment * p.lines + x;
 #pragma unroll
         for (int k = 0; k < poles; k++) {
             pole[k] = coefficient<A>(p.coefficients, k, Value::pole);
             weight[k] = coefficient<A>(p.coefficients, k, Value::weight);
-            state[k] = {s[int64_t(2 * k) * p.lines], s[int64_t(2 * k + 1) * p.lines]};
+            // W[n] = p Z[n + 1]: the anticausal sums take the weights times p.
+            wp[k] = weight[k] * pole[k];
+            causal[k] = {s[int64_t(2 * k) * p.lines], s[int64_t(2 * k + 1) * p.lines]};
+            anti[k] = {s[int64_t(2 * poles + 2 * k) * p.lines], s[int64_t(2 * poles + 2 * k + 1) * p.lines]};
         }
+#pragma unroll 4
         for (int j = 0; j < len; j++) {
-            const A v = to_acc(p.in[int64_t(start + j) * p.in_stride + x]);
+            const A v = tile.samples[j][threadIdx.x];
             A sum = A(0);
 #pragma unroll
             for (int k = 0; k < poles; k++) {
-                state[k] = step(pole[k], state[k], v);
-                sum += weight[k].re * state[k].re - weight[k].im * state[k].im;
+                causal[k] = step(pole[k], causal[k], v);
+                sum += weight[k].re * causal[k].re - weight[k].im * causal[k].im;
             }
-            tile[j][threadIdx.x] = 2 * sum;
+            tile.sums[j][threadIdx.x] = 2 * sum;
         }
-        // W[n] = p Z[n + 1]: the weights times p, with Z carried from past the segment.
-        Cx<A> wp[poles];
-#pragma unroll
-        for (int k = 0; k < poles; k++) {
-            wp[k] = weight[k] * pole[k];
-            state[k] = {s[int64_t(2 * poles + 2 * k) * p.lines], s[int64_t(2 * poles + 2 * k + 1) * p.lines]};
-        }
+#pragma unroll 4
         for (int j = len - 1; j >= 0; j--) {
             A sum = A(0);
 #pragma unroll
             for (int k = 0; k < poles; k++) {
-                sum += wp[k].re * state[k].re - wp[k].im * state[k].im;
+                sum += wp[k].re * anti[k].re - wp[k].im * anti[k].im;
             }
-            tile[j][threadIdx.x] += 2 * sum;
-            const A v = to_acc(p.in[int64_t(start + j) * p.in_stride + x]);
+            tile.sums[j][threadIdx.x] += 2 * sum;
+            const A v = tile.samples[j][threadIdx.x];
 #pragma unroll
             for (int k = 0; k < poles; k++) {
-                state[k] = step(pole[k], state[k], v);
+                anti[k] = step(pole[k], anti[k], v);
             }
         }
     }
     __syncwarp();
     for (int c = 0; c < columns_per_warp && x0 + c < p.lines; c++) {
         for (int j = threadIdx.x; j < len; j += columns_per_warp) {
-            p.out[int64_t(x0 + c) * p.out_stride + start + j] = to_out<Out>(tile[j][c]);
+            p.out[int64_t(x0 + c) * p.out_stride + start + j] = to_out<Out>(tile.sums[j][c]);
         }
     }
 }
@@ -288,9 +387,14 @@ cudaError_t run_pass(const Pass<In, A, Out> &p, cudaStream_t stream) {
     const dim3 block(columns_per_warp, warps);
     const dim3 grid(unsigned((p.lines + columns_per_warp - 1) / columns_per_warp),
                     unsigned((p.segments + warps - 1) / warps));
+    constexpr auto filter = filter_segments<In, A, Out>;
+    if (const cudaError_t e = allow_opt_in_shared_memory<filter>(); e != cudaSuccess) {
+        return e;
+    }
     segment_states<<<grid, block, 0, stream>>>(p);
-    carry_states<<<unsigned((p.lines + fold_threads - 1) / fold_threads), fold_threads, 0, stream>>>(p);
-    filter_segments<<<grid, block, 0, stream>>>(p);
+    carry_states<<<dim3(unsigned((p.lines + carry_lines - 1) / carry_lines), poles), dim3(carry_lines, carry_groups), 0,
+                   stream>>>(p);
+    filter<<<grid, block, filter_shared_bytes<A>, stream>>>(p);
     return cudaGetLastError();
 }
 
