@@ -582,6 +582,18 @@ void pipelines_report(Run &run, Table &table) {
     }
 }
 
+// The largest |a - b| over n samples; infinity where a NaN makes them incomparable.
+double max_abs_difference(const float *a, const float *b, int64_t n) {
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = std::fabs(double(a[i]) - double(b[i]));
+        if (!(d <= worst)) {
+            worst = std::isnan(d) ? INFINITY : d;
+        }
+    }
+    return worst;
+}
+
 const std::vector<std::string> recursive_columns{"device",
                                                  "method",
                                                  "variant",
@@ -655,11 +667,7 @@ void recursive_report(Run &run, Table &table) {
                 check_cuda(cudaStreamSynchronize(run.stream), "gaussian_blur");
                 recursive.copy_to_host();
                 exact.copy_to_host();
-                diff = 0;
-                for (int64_t i = 0; i < int64_t(w) * h; i++) {
-                    diff = std::max(diff, double(std::fabs(recursive.data()[i] - exact.data()[i])));
-                }
-                diff = std::isnan(diff) ? INFINITY : diff;
+                diff = max_abs_difference(recursive.data(), exact.data(), int64_t(w) * h);
             }
             report("recursive", fast, t, recursive_gaussian_error(sigma), diff);
             const Plan taps = Plan::gaussian(Extent2d{w, h}, sigma, o);
@@ -749,11 +757,7 @@ void separable_report(Run &run, Table &table) {
                 check_cuda(cudaStreamSynchronize(run.stream), "NPP");
                 check_cuda(cudaMemcpy(theirs.data(), peer_out, size_t(w) * size_t(h) * 4, cudaMemcpyDeviceToHost),
                            "NPP output");
-                double worst = 0;
-                for (int64_t i = 0; i < int64_t(w) * h; i++) {
-                    worst = std::max(worst, double(std::fabs(theirs.data()[i] - ours.data()[i])));
-                }
-                return std::isnan(worst) ? INFINITY : worst;
+                return max_abs_difference(theirs.data(), ours.data(), int64_t(w) * h);
             };
             const int step = w * 4, anchor = taps_k / 2;
             const NppSize roi{w, h};

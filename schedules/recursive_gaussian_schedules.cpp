@@ -23,18 +23,21 @@ void schedule_strip(RecursivePass &p, Halide::Func at, const Var &strip, int vec
     p.filtered.compute_at(at, strip).vectorize(p.x, vec, Halide::TailStrategy::GuardWithIf);
 }
 
-// Each pass's transpose in tiles of vec x 4 vec, tile rows in parallel; a tile row is a
-// strip of 4 vec columns of the recursion, computed there.
+// Each pass's transpose in tiles of vec x vec, tile rows in parallel; a tile row is a
+// strip of vec columns of the recursion, computed there. The recursions' states (six
+// values per sample and direction) are stored for the strip's whole height: one vector
+// wide keeps them nearer the cache than the 4 vec of apps/iir_blur (4096^2 f32, 2 cores
+// of an AMD EPYC: 410 against 530 ms).
 void schedule_cpu_strips(RecursiveGaussianStages &s) {
     const int vec = s.target.natural_vector_size(s.accumulator);
     Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
     RecursivePass &c = s.column_pass;
     c.transposed.compute_root()
-        .tile(c.x, c.y, xo, yo, xi, yi, vec, vec * 4, Halide::TailStrategy::GuardWithIf)
+        .tile(c.x, c.y, xo, yo, xi, yi, vec, vec, Halide::TailStrategy::GuardWithIf)
         .vectorize(xi)
         .parallel(yo);
     schedule_strip(c, c.transposed, yo, vec);
-    s.output.tile(s.x, s.y, xo, yo, xi, yi, vec, vec * 4, Halide::TailStrategy::GuardWithIf).vectorize(xi).parallel(yo);
+    s.output.tile(s.x, s.y, xo, yo, xi, yi, vec, vec, Halide::TailStrategy::GuardWithIf).vectorize(xi).parallel(yo);
     schedule_strip(s.row_pass, s.output, yo, vec);
 }
 

@@ -230,23 +230,28 @@ std::vector<double> gaussian_taps(double sigma, int size) {
 
 namespace detail {
 
-Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, int size, const Options &o) {
+namespace {
+
+// gaussian_blur as a one-shot plan of the image's extent; `how` is a size or a method.
+template <typename How>
+Dispatch blur_once(halide_buffer_t *input, halide_buffer_t *output, double sigma, How how, const Options &o) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
     check_buffer(input, "image", 2, t.storage, o.precision);
-    const Plan plan = Plan::gaussian({input->dim[0].extent, input->dim[1].extent}, sigma, o, size);
+    const Plan plan = Plan::gaussian({input->dim[0].extent, input->dim[1].extent}, sigma, o, how);
     plan.run(input, output, o.stream);
     return plan.dispatch();
 }
 
+}  // namespace
+
+Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, int size, const Options &o) {
+    return blur_once(input, output, sigma, size, o);
+}
+
 Dispatch gaussian_blur(halide_buffer_t *input, halide_buffer_t *output, double sigma, GaussianMethod method,
                        const Options &o) {
-    internal::check_options(o);
-    const internal::PrecisionTypes t = internal::types_of(o.precision);
-    check_buffer(input, "image", 2, t.storage, o.precision);
-    const Plan plan = Plan::gaussian({input->dim[0].extent, input->dim[1].extent}, sigma, o, method);
-    plan.run(input, output, o.stream);
-    return plan.dispatch();
+    return blur_once(input, output, sigma, method, o);
 }
 
 Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kernel_width, int kernel_height,

@@ -530,7 +530,8 @@ TEST_F(Cli, InfoAndBenchQuick) {
     }
     r = run_cli("bench-quick --device cpu --sizes 48 --kernels 3,4 --reps 1");
     ASSERT_EQ(r.status, 0) << r.output;
-    for (const char *row : {"naive", "shared_tiled", "autoscheduled", "gaussian_blur", "edges_fused", "edges_staged"}) {
+    for (const char *row : {"naive", "shared_tiled", "autoscheduled", "gaussian_blur", "gaussian_recursive",
+                            "edges_fused", "edges_staged"}) {
         EXPECT_THAT(r.output, HasSubstr(row));
     }
     EXPECT_THAT(r.output, HasSubstr("    48    4"));

@@ -122,7 +122,10 @@ int info_command(const std::vector<std::string> &args) {
         std::printf("  %-26s %-9s %-19s %s\n", a.name.c_str(), devices.c_str(), precisions.c_str(),
                     a.description.c_str());
     }
-    std::printf("Pipelines: edges (fused, staged), unsharp (tensor-core blur), gaussian_blur (separable, any sigma)\n");
+    std::printf(
+        "Pipelines: edges (fused, staged), unsharp (tensor-core blur), gaussian_blur (separable, any sigma; "
+        "recursive, sigma %g to %g)\n",
+        min_recursive_sigma, max_recursive_sigma);
     const std::string wisdom = default_wisdom_path();
     std::printf("Auto's measurements (wisdom file %s, $HALCONV_WISDOM; halconv tune writes it):\n",
                 wisdom.empty() ? "(no location: set HALCONV_WISDOM)" : wisdom.c_str());
@@ -212,6 +215,10 @@ int bench_quick_command(const std::vector<std::string> &args) {
             o.precision = Precision::f32;
             row("gaussian_blur", "f32", size, k,
                 median_ms(reps, out, [&] { gaussian_blur(image, out, k / 6.0, o, k | 1); }));
+            if (k / 6.0 >= min_recursive_sigma) {
+                row("gaussian_recursive", "f32", size, k,
+                    median_ms(reps, out, [&] { gaussian_blur(image, out, k / 6.0, o, GaussianMethod::recursive); }));
+            }
         }
         Halide::Runtime::Buffer<> edges(halide_type_of<uint8_t>(), size, size);
         PipelineOptions po;

@@ -285,6 +285,8 @@ Dispatch gaussian_blur(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runti
 //   - sigma from min_recursive_sigma to max_recursive_sigma.
 //   - Not in row bands (a line's result depends on the whole line): Banding::always is
 //     refused, Banding::automatic runs in one pass.
+//   - Dispatch: algorithm separable, variant recursive_gaussian_cpu_strips (Halide) or
+//     recursive_gaussian_cuda_segments (runtime_kernels/recursive/).
 //   - Accuracy: |recursive - exact| <= recursive_gaussian_error(sigma) * max |x| for every
 //     output, where exact is the correlation with the untruncated sampled Gaussian (taps
 //     to where they vanish in the precision) and max |x| the largest magnitude of the

@@ -7,8 +7,7 @@
 // carried across needs the two-level scan below, which a Halide schedule cannot express.
 //
 // H100, 4096^2 f32, per axis (Nsight Compute, 2026-11-26): segment states 46 us, carry
-// 15 us, filter 122 us (48 registers, 18 % of the warps active: the staging tiles hold
-// three blocks per SM; 88 instructions per warp and sample). The whole blur: 0.32 ms
+// 15 us, filter 85 us (56 registers, 32 % of the warps active). The whole blur: 0.27 ms
 // at every sigma (bench/results/h100/recursive/RUN.md).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -305,23 +304,21 @@ __device__ inline Out to_out(A v) {
     return Out(v);
 }
 
-// Per warp of the filter kernel: its segment's samples and sums, 32 columns each (a row
-// padded to 33 so that neither a lane's column nor a row read across lanes conflicts).
+// Per warp of the filter kernel: its segment's sums, 32 columns each (a row padded to 33
+// so that neither a lane's column nor a row read across lanes conflicts).
 template <typename A>
-struct FilterTiles {
-    A samples[segment][columns_per_warp + 1];
-    A sums[segment][columns_per_warp + 1];
-};
+using FilterTile = A[segment][columns_per_warp + 1];
 template <typename A>
-constexpr size_t filter_shared_bytes = sizeof(FilterTiles<A>) * warps_per_block<A>;
+constexpr size_t filter_shared_bytes = sizeof(FilterTile<A>) * warps_per_block<A>;
 
-// Each segment filtered from its carried states. A warp stages its 32 columns x segment
-// samples in shared memory (all its loads in flight at once), runs the causal pass down
-// and the anticausal pass up its column, and writes the sums transposed, in rows.
+// Each segment filtered from its carried states: the anticausal pass up its column into
+// the warp's tile, then the causal pass down it, each reading the samples as it goes (the
+// second read finds them in L2), and the sums written transposed, in rows. Holding the
+// samples in shared memory too halved the blocks per SM and was slower.
 template <typename In, typename A, typename Out>
 __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_segments(Pass<In, A, Out> p) {
     extern __shared__ __align__(16) unsigned char filter_shared[];
-    FilterTiles<A> &tile = reinterpret_cast<FilterTiles<A> *>(filter_shared)[threadIdx.y];
+    FilterTile<A> &tile = reinterpret_cast<FilterTile<A> *>(filter_shared)[threadIdx.y];
     const int x0 = blockIdx.x * columns_per_warp;
     const int x = x0 + threadIdx.x;
     const int seg = blockIdx.y * warps_per_block<A> + threadIdx.y;
@@ -331,11 +328,6 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_s
     const int start = seg * segment;
     const int len = min(segment, p.length - start);
     if (x < p.lines) {
-        const In *base = p.in + int64_t(start) * p.in_stride + x;
-#pragma unroll 16
-        for (int j = 0; j < len; j++) {
-            tile.samples[j][threadIdx.x] = to_acc(base[int64_t(j) * p.in_stride]);
-        }
         Cx<A> pole[poles], weight[poles], wp[poles], causal[poles], anti[poles];
         const A *s = p.states + int64_t(seg) * states_per_segment * p.lines + x;
 #pragma unroll
@@ -347,36 +339,41 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_s
             causal[k] = {s[int64_t(2 * k) * p.lines], s[int64_t(2 * k + 1) * p.lines]};
             anti[k] = {s[int64_t(2 * poles + 2 * k) * p.lines], s[int64_t(2 * poles + 2 * k + 1) * p.lines]};
         }
-#pragma unroll 4
-        for (int j = 0; j < len; j++) {
-            const A v = tile.samples[j][threadIdx.x];
+        const int64_t stride = p.in_stride;
+        const In *in = p.in + int64_t(start + len - 1) * stride + x;
+#pragma unroll 8
+        for (int j = len - 1; j >= 0; j--, in -= stride) {
+            const A v = to_acc(*in);
+            A sum = A(0);
+#pragma unroll
+            for (int k = 0; k < poles; k++) {
+                sum += wp[k].re * anti[k].re - wp[k].im * anti[k].im;
+                anti[k] = step(pole[k], anti[k], v);
+            }
+            tile[j][threadIdx.x] = 2 * sum;
+        }
+        in = p.in + int64_t(start) * stride + x;
+#pragma unroll 8
+        for (int j = 0; j < len; j++, in += stride) {
+            const A v = to_acc(*in);
             A sum = A(0);
 #pragma unroll
             for (int k = 0; k < poles; k++) {
                 causal[k] = step(pole[k], causal[k], v);
                 sum += weight[k].re * causal[k].re - weight[k].im * causal[k].im;
             }
-            tile.sums[j][threadIdx.x] = 2 * sum;
-        }
-#pragma unroll 4
-        for (int j = len - 1; j >= 0; j--) {
-            A sum = A(0);
-#pragma unroll
-            for (int k = 0; k < poles; k++) {
-                sum += wp[k].re * anti[k].re - wp[k].im * anti[k].im;
-            }
-            tile.sums[j][threadIdx.x] += 2 * sum;
-            const A v = tile.samples[j][threadIdx.x];
-#pragma unroll
-            for (int k = 0; k < poles; k++) {
-                anti[k] = step(pole[k], anti[k], v);
-            }
+            tile[j][threadIdx.x] += 2 * sum;
         }
     }
     __syncwarp();
-    for (int c = 0; c < columns_per_warp && x0 + c < p.lines; c++) {
-        for (int j = threadIdx.x; j < len; j += columns_per_warp) {
-            p.out[int64_t(x0 + c) * p.out_stride + start + j] = to_out<Out>(tile.sums[j][c]);
+    Out *out = p.out + int64_t(x0) * p.out_stride + start;
+    for (int c = 0; c < columns_per_warp && x0 + c < p.lines; c++, out += p.out_stride) {
+#pragma unroll
+        for (int i = 0; i < segment / columns_per_warp; i++) {
+            const int j = threadIdx.x + i * columns_per_warp;
+            if (j < len) {
+                out[j] = to_out<Out>(tile[j][c]);
+            }
         }
     }
 }
