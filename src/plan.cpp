@@ -458,6 +458,13 @@ Plan Plan::gaussian(Extent2d image, double sigma, const Options &o, GaussianMeth
     if (const std::string refusal = row.refusal(r); !refusal.empty()) {
         throw Error(ErrorCode::unsupported, "recursive Gaussian: " + refusal);
     }
+    const int sum_bytes = o.precision == Precision::f64 ? 8 : 4;
+    if (r.device == Device::cuda && std::max(image.width, image.height) > rk::rg::max_line(sum_bytes)) {
+        throw Error(ErrorCode::unsupported,
+                    "recursive Gaussian: a line of " + std::to_string(std::max(image.width, image.height)) +
+                        " samples; allowed on device cuda up to " + std::to_string(rk::rg::max_line(sum_bytes)) +
+                        " in precision " + to_string(o.precision) + " (device cpu takes any)");
+    }
     internal::RecursiveCoefficients c =
         internal::recursive_gaussian_coefficients(sigma, image, o.boundary, o.precision != Precision::f64);
     s->row = &row;

@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "recursive/recursive_layout.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -80,6 +81,20 @@ double tolerance(double sigma, Precision p, double max_abs) {
     return (recursive_gaussian_error(sigma) + (8.0 * sigma + 64.0) * u) * max_abs;
 }
 
+// Runs fn, expects halconv::Error of `code` whose message holds every fragment.
+template <typename Fn>
+void expect_error(Fn fn, ErrorCode code, std::initializer_list<const char *> fragments) {
+    try {
+        fn();
+        ADD_FAILURE() << "expected halconv::Error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        for (const char *f : fragments) {
+            EXPECT_THAT(e.what(), HasSubstr(f));
+        }
+    }
+}
+
 using Param = std::tuple<Device, Precision>;
 
 class RecursiveGaussian : public ::testing::TestWithParam<Param> {
@@ -145,6 +160,43 @@ TEST_P(RecursiveGaussian, PlanAppliesToManyImages) {
     }
 }
 
+// Lines of 10^5 samples along either axis: thousands of segments per line on CUDA (the
+// carry kernel's runs), one line the other way.
+TEST_P(RecursiveGaussian, LongLines) {
+    const auto [device, precision] = GetParam();
+    for (const Extent2d e : {Extent2d{100000, 1}, Extent2d{1, 100000}}) {
+        for (Boundary b : {Boundary::mirror, Boundary::wrap}) {
+            SCOPED_TRACE(std::to_string(e.width) + "x" + std::to_string(e.height) + " " + to_string(b));
+            Image img;
+            Halide::Runtime::Buffer<> image = random_buffer(storage_type(precision), e.width, e.height, img);
+            Options o;
+            o.device = device;
+            o.precision = precision;
+            o.boundary = b;
+            Halide::Runtime::Buffer<> out(output_type(precision), e.width, e.height);
+            poison(out);
+            gaussian_blur(image, out, 40.0, o, GaussianMethod::recursive);
+            out.copy_to_host();
+            Reference ref;
+            ref.value = reference_blur(img, 40.0, b, 0.0);
+            EXPECT_TRUE(matches_reference_within(out, ref, precision, tolerance(40.0, precision, 1.0)));
+        }
+    }
+    if (device == Device::cuda) {
+        // Past the stage's longest line (its segments' blocks on the grid's y axis): refused.
+        Options o;
+        o.device = device;
+        o.precision = precision;
+        const int64_t longest = rk::rg::max_line(precision == Precision::f64 ? 8 : 4);
+        expect_error(
+            [&] {
+                (void)Plan::gaussian({1, int(longest + 1)}, 2.0, o, GaussianMethod::recursive);
+            },
+            ErrorCode::unsupported, {"a line of", "device cpu takes any"});
+        EXPECT_NO_THROW((void)Plan::gaussian({int(longest), 1}, 2.0, o, GaussianMethod::recursive));
+    }
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param> &info) {
     return to_string(std::get<1>(info.param));
 }
@@ -165,20 +217,6 @@ TEST(RecursiveGaussianError, BoundedForEverySigma) {
         const double e = recursive_gaussian_error(sigma);
         EXPECT_GT(e, 0.0) << sigma;
         EXPECT_LT(e, 3e-5) << sigma;
-    }
-}
-
-// Runs fn, expects halconv::Error of `code` whose message holds every fragment.
-template <typename Fn>
-void expect_error(Fn fn, ErrorCode code, std::initializer_list<const char *> fragments) {
-    try {
-        fn();
-        ADD_FAILURE() << "expected halconv::Error";
-    } catch (const Error &e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        for (const char *f : fragments) {
-            EXPECT_THAT(e.what(), HasSubstr(f));
-        }
     }
 }
 

@@ -286,7 +286,10 @@ Dispatch gaussian_blur(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runti
 //   - Not in row bands (a line's result depends on the whole line): Banding::always is
 //     refused, Banding::automatic runs in one pass.
 //   - Dispatch: algorithm separable, variant recursive_gaussian_cpu_strips (Halide) or
-//     recursive_gaussian_cuda_segments (runtime_kernels/recursive/).
+//     recursive_gaussian_cuda_segments (runtime_kernels/recursive/). On CUDA a plan's
+//     workspace holds one image of sums (the first axis's result) and 12 sums per 64
+//     samples of a line (Plan::workspace_bytes); lines (rows or columns) up to
+//     16,776,960 samples (8,388,480 in f64), longer ones refused (Error unsupported).
 //   - Accuracy: |recursive - exact| <= recursive_gaussian_error(sigma) * max |x| for every
 //     output, where exact is the correlation with the untruncated sampled Gaussian (taps
 //     to where they vanish in the precision) and max |x| the largest magnitude of the

@@ -25,7 +25,7 @@ namespace {
 constexpr int columns_per_warp = 32;
 // Warps (segments) per block of the states and filter kernels.
 template <typename A>
-constexpr int warps_per_block = sizeof(A) == 8 ? 2 : 4;
+constexpr int block_warps = rg::warps_per_block(int(sizeof(A)));
 constexpr int carry_lines = 32;  // the carry kernel's block: lines ...
 constexpr int carry_groups = 8;  // ... by runs of a line's segments, folded in parallel
 constexpr int boundary_constant = 0, boundary_nearest = 1, boundary_mirror = 3;
@@ -129,9 +129,9 @@ __device__ inline void zero_start_states(const Samples &x, int len, const Cx<A> 
 // Each segment's causal end state and anticausal start state, both from zero, and the
 // two second-sample states mirror needs.
 template <typename In, typename A, typename Out>
-__global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) segment_states(Pass<In, A, Out> p) {
+__global__ void __launch_bounds__(columns_per_warp *block_warps<A>) segment_states(Pass<In, A, Out> p) {
     const int x = blockIdx.x * columns_per_warp + threadIdx.x;
-    const int seg = blockIdx.y * warps_per_block<A> + threadIdx.y;
+    const int seg = blockIdx.y * block_warps<A> + threadIdx.y;
     if (x >= p.lines || seg >= p.segments) {
         return;
     }
@@ -309,19 +309,19 @@ __device__ inline Out to_out(A v) {
 template <typename A>
 using FilterTile = A[segment][columns_per_warp + 1];
 template <typename A>
-constexpr size_t filter_shared_bytes = sizeof(FilterTile<A>) * warps_per_block<A>;
+constexpr size_t filter_shared_bytes = sizeof(FilterTile<A>) * block_warps<A>;
 
 // Each segment filtered from its carried states: the anticausal pass up its column into
 // the warp's tile, then the causal pass down it, each reading the samples as it goes (the
 // second read finds them in L2), and the sums written transposed, in rows. Holding the
 // samples in shared memory too halved the blocks per SM and was slower.
 template <typename In, typename A, typename Out>
-__global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_segments(Pass<In, A, Out> p) {
+__global__ void __launch_bounds__(columns_per_warp *block_warps<A>) filter_segments(Pass<In, A, Out> p) {
     extern __shared__ __align__(16) unsigned char filter_shared[];
     FilterTile<A> &tile = reinterpret_cast<FilterTile<A> *>(filter_shared)[threadIdx.y];
     const int x0 = blockIdx.x * columns_per_warp;
     const int x = x0 + threadIdx.x;
-    const int seg = blockIdx.y * warps_per_block<A> + threadIdx.y;
+    const int seg = blockIdx.y * block_warps<A> + threadIdx.y;
     if (seg >= p.segments) {
         return;  // the whole warp
     }
@@ -380,7 +380,7 @@ __global__ void __launch_bounds__(columns_per_warp *warps_per_block<A>) filter_s
 
 template <typename In, typename A, typename Out>
 cudaError_t run_pass(const Pass<In, A, Out> &p, cudaStream_t stream) {
-    constexpr int warps = warps_per_block<A>;
+    constexpr int warps = block_warps<A>;
     const dim3 block(columns_per_warp, warps);
     const dim3 grid(unsigned((p.lines + columns_per_warp - 1) / columns_per_warp),
                     unsigned((p.segments + warps - 1) / warps));

@@ -57,6 +57,17 @@ inline constexpr int64_t segments_of(int64_t length) {
     return (length + segment - 1) / segment;
 }
 
+// Segments (a warp each) per block of the stage's states and filter kernels.
+HALCONV_RG_HD inline constexpr int warps_per_block(int accumulator_bytes) {
+    return accumulator_bytes == 8 ? 2 : 4;
+}
+
+// The longest line the stage takes: its blocks of segments along the grid's y axis (at
+// most 65535).
+inline constexpr int64_t max_line(int accumulator_bytes) {
+    return int64_t(65535) * warps_per_block(accumulator_bytes) * segment;
+}
+
 // Device bytes of the CUDA stage's scratch for a width x height image whose sums take
 // accumulator_bytes: the first pass's (transposed) result, the segments' states of the
 // longer pass, and two states more per line (mirror's second samples).
