@@ -130,18 +130,7 @@ private:
         // head and tail (recursive_layout.h): sums over the line, only for the periodic rules.
         RDom r(0, Halide::select(periodic, length - shift, 0), "r");
         Func ends{"ends"};
-        PoleValues zero;
-        for (Complex &c : zero) {
-            c = {Halide::cast(acc_, 0), Halide::cast(acc_, 0)};
-        }
-        std::vector<Expr> init;
-        for (int i = 0; i < 2; i++) {
-            for (const Complex &c : zero) {
-                init.push_back(c.re);
-                init.push_back(c.im);
-            }
-        }
-        ends(x) = Tuple(init);
+        ends(x) = Tuple(std::vector<Expr>(4 * rk::rg::poles, Halide::cast(acc_, 0)));
         {
             std::vector<Expr> sums;
             const Expr head_sample = in(x, r + shift), tail_sample = in(x, r);
