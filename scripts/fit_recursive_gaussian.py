@@ -42,5 +42,6 @@ for _ in range(40):
     w = w * (1 + e / e.max())
     w /= w.mean()
 for k in range(POLES):
-    print(f"alpha {q[4*k]!r} {q[4*k+1]!r}  lambda {q[4*k+2]!r} {q[4*k+3]!r}")
+    a_re, a_im, l_re, l_im = (float(v) for v in q[4 * k:4 * k + 4])
+    print(f"alpha {a_re!r} {a_im!r}  lambda {l_re!r} {l_im!r}")
 print("largest error", np.abs(model(q) - target).max())
