@@ -525,6 +525,20 @@ void accuracy_report(Run &run, Table &table) {
     }
 }
 
+// Starts a row of a report timed against the one-pass memory floor (pipelines, separable,
+// recursive) with the columns they share: device, extent, times, floor and fraction of it.
+void add_timed_row(Table &table, const Run &run, int width, int height, const Timing &t, double floor_ms) {
+    table.add_row();
+    table.set("device", run.prop.name);
+    table.set("width", int64_t(width));
+    table.set("height", int64_t(height));
+    table.set("median_ms", t.median_ms);
+    table.set("min_ms", t.min_ms);
+    table.set("max_ms", t.max_ms);
+    table.set("memory_floor_ms", floor_ms);
+    table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
+}
+
 const std::vector<std::string> pipeline_columns{"device", "pipeline",        "width",
                                                 "height", "median_ms",       "min_ms",
                                                 "max_ms", "memory_floor_ms", "fraction_of_memory_floor"};
@@ -540,16 +554,8 @@ void pipelines_report(Run &run, Table &table) {
             double(size.width) * size.height * (4 + out_bytes) / run.ceilings.copy_bytes_per_s * 1e3;
         std::printf("%-22s %5dx%-5d %10.4f %10.4f %7.0f%%\n", name.c_str(), size.width, size.height, t.median_ms,
                     floor_ms, 100.0 * floor_ms / t.median_ms);
-        table.add_row();
-        table.set("device", run.prop.name);
+        add_timed_row(table, run, size.width, size.height, t, floor_ms);
         table.set("pipeline", name);
-        table.set("width", int64_t(size.width));
-        table.set("height", int64_t(size.height));
-        table.set("median_ms", t.median_ms);
-        table.set("min_ms", t.min_ms);
-        table.set("max_ms", t.max_ms);
-        table.set("memory_floor_ms", floor_ms);
-        table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
     };
     for (const Size &size : s.sizes) {
         Halide::Runtime::Buffer<> image = upload(Precision::f32, random_plane(size.width, size.height, rng));
@@ -638,18 +644,10 @@ void recursive_report(Run &run, Table &table) {
                 std::printf("%-10s %-36s %5dx%-5d %7g %10.4f %10.4f %7.0f%% %10s %10s\n", method,
                             plan.dispatch().variant.c_str(), w, h, sigma, t.median_ms, floor_ms,
                             100.0 * floor_ms / t.median_ms, b.c_str(), d.c_str());
-                table.add_row();
-                table.set("device", run.prop.name);
+                add_timed_row(table, run, w, h, t, floor_ms);
                 table.set("method", method);
                 table.set("variant", plan.dispatch().variant);
-                table.set("width", int64_t(w));
-                table.set("height", int64_t(h));
                 table.set("sigma", sigma);
-                table.set("median_ms", t.median_ms);
-                table.set("min_ms", t.min_ms);
-                table.set("max_ms", t.max_ms);
-                table.set("memory_floor_ms", floor_ms);
-                table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
                 if (bound >= 0) {
                     table.set("error_bound", bound);
                 }
@@ -731,17 +729,9 @@ void separable_report(Run &run, Table &table) {
                 const std::string shown = difference >= 0 ? std::to_string(difference) : "-";
                 std::printf("%-30s %5dx%-5d %4d %10.4f %10.4f %7.0f%% %10s\n", name.c_str(), w, h, taps_k, t.median_ms,
                             floor_ms, 100.0 * floor_ms / t.median_ms, shown.c_str());
-                table.add_row();
-                table.set("device", run.prop.name);
+                add_timed_row(table, run, w, h, t, floor_ms);
                 table.set("variant", name);
-                table.set("width", int64_t(w));
-                table.set("height", int64_t(h));
                 table.set("k", int64_t(taps_k));
-                table.set("median_ms", t.median_ms);
-                table.set("min_ms", t.min_ms);
-                table.set("max_ms", t.max_ms);
-                table.set("memory_floor_ms", floor_ms);
-                table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
                 if (difference >= 0) {
                     table.set("max_abs_difference", difference);
                 }

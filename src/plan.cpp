@@ -237,6 +237,11 @@ Choice choose_automatic(
 }
 
 // Device copies of the plan's kernels and the workspace layout.
+// Bytes of the recursive Gaussian's sums: float64 in f64, float32 otherwise (f16f32's too).
+int recursive_sum_bytes(Precision p) {
+    return p == Precision::f64 ? 8 : 4;
+}
+
 void finish(PlanState &s) {
     const bool cuda = s.dispatch.device == Device::cuda;
     const VariantRow &row = *s.row;
@@ -269,7 +274,7 @@ void finish(PlanState &s) {
     }
     if (row.signature == internal::Signature::recursive_gaussian && cuda) {
         s.extern_bytes =
-            rk::rg::workspace_bytes(s.image.width, s.image.height, s.options.precision == Precision::f64 ? 8 : 4);
+            rk::rg::workspace_bytes(s.image.width, s.image.height, recursive_sum_bytes(s.options.precision));
         device_bytes = rk::align_scratch(s.extern_bytes);
     }
     if (row.autoscheduled &&
@@ -434,6 +439,8 @@ Plan Plan::gaussian(Extent2d image, double sigma, const Options &o, GaussianMeth
                     "the recursive Gaussian does not run in row bands (each line's result depends on the whole "
                     "line); allowed: Banding::automatic or never");
     }
+    // Automatic resolves to one pass, so run() needs no case of its own.
+    s->options.bands.banding = Banding::never;
     if (o.mode != Mode::same) {
         throw Error(ErrorCode::unsupported, std::string("recursive Gaussian: mode ") + to_string(o.mode) +
                                                 " has no meaning for a filter of unbounded size; allowed: same");
@@ -458,7 +465,7 @@ Plan Plan::gaussian(Extent2d image, double sigma, const Options &o, GaussianMeth
     if (const std::string refusal = row.refusal(r); !refusal.empty()) {
         throw Error(ErrorCode::unsupported, "recursive Gaussian: " + refusal);
     }
-    const int sum_bytes = o.precision == Precision::f64 ? 8 : 4;
+    const int sum_bytes = recursive_sum_bytes(o.precision);
     if (r.device == Device::cuda && std::max(image.width, image.height) > rk::rg::max_line(sum_bytes)) {
         throw Error(ErrorCode::unsupported,
                     "recursive Gaussian: a line of " + std::to_string(std::max(image.width, image.height)) +
@@ -466,7 +473,7 @@ Plan Plan::gaussian(Extent2d image, double sigma, const Options &o, GaussianMeth
                         " in precision " + to_string(o.precision) + " (device cpu takes any)");
     }
     internal::RecursiveCoefficients c =
-        internal::recursive_gaussian_coefficients(sigma, image, o.boundary, o.precision != Precision::f64);
+        internal::recursive_gaussian_coefficients(sigma, image, o.boundary, sum_bytes == 4);
     s->row = &row;
     s->dispatch = {r.device, Algorithm::separable, row.name(), "the recursive Gaussian (GaussianMethod::recursive)"};
     s->coefficients = std::move(c.coefficients);
@@ -703,8 +710,7 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     internal::check_unit_stride(output, "output");
     internal::check_no_overlap(image, "image", output, "output");
     const bool flip = s.operation == Operation::convolve;
-    if (s.row->signature != internal::Signature::recursive_gaussian &&
-        internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes())) {
+    if (internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes())) {
         run_in_bands(s, image, output, stream);
         return;
     }

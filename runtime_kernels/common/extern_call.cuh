@@ -43,6 +43,17 @@ __device__ inline __half to_output<__half>(float v) {
     return __float2half_rn(v);
 }
 
+// A value as the storage type S holds it (float16: rounded to nearest even): how the
+// stages take the constant boundary's fill, as the generators round it.
+template <typename S>
+__host__ __device__ inline S to_storage(double v) {
+    if constexpr (sizeof(S) == 2) {
+        return __float2half_rn(float(v));
+    } else {
+        return S(v);
+    }
+}
+
 // Two adjacent outputs as one aligned vector store.
 template <typename Out>
 __device__ inline void store_pair(Out *o, float v0, float v1);

@@ -54,10 +54,10 @@ __device__ inline Cx<A> step(Cx<A> p, Cx<A> x, A v) {
 }
 
 template <typename A>
-__device__ inline A to_acc(A v) {
+__host__ __device__ inline A to_acc(A v) {
     return v;
 }
-__device__ inline float to_acc(__half v) {
+__host__ __device__ inline float to_acc(__half v) {
     return __half2float(v);
 }
 
@@ -395,16 +395,6 @@ cudaError_t run_pass(const Pass<In, A, Out> &p, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
-// fill rounded to the storage type S, as the pipelines' other stages round it.
-template <typename S>
-double fill_in_storage(double fill) {
-    if constexpr (sizeof(S) == 2) {
-        return double(__half2float(__float2half_rn(float(fill))));
-    } else {
-        return double(S(fill));
-    }
-}
-
 template <typename S, typename A, typename O>
 int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *powers, int32_t boundary, double fill,
         halide_buffer_t *out, const char *name) {
@@ -445,7 +435,7 @@ int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *pow
     const auto rule_of = [&](int length) {
         return boundary == boundary_mirror && length == 1 ? boundary_nearest : int(boundary);
     };
-    const A fill_acc = A(fill_in_storage<S>(fill));
+    const A fill_acc = to_acc(to_storage<S>(fill));
     if (e == cudaSuccess) {
         // Along y: the image's columns are the lines; the result transposed (x-major).
         const Pass<S, A, A> down{.in = reinterpret_cast<const S *>(uintptr_t(in->device)),

@@ -293,16 +293,6 @@ int choose_bands(int64_t strips, int64_t out_height, const SlidingLayout &l, int
     return best;
 }
 
-// The constant boundary's fill as the generators take it: rounded to the storage type.
-template <typename S>
-S fill_value(double fill) {
-    if constexpr (sizeof(S) == 2) {
-        return __float2half_rn(float(fill));
-    } else {
-        return S(fill);
-    }
-}
-
 // Launches the kernel for p's layout on `stream` (p.band_rows set here).
 template <typename S, typename A, typename O, int TW>
 cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
@@ -373,7 +363,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     p.kh = kh;
     p.flip = flip;
     p.boundary = boundary;
-    p.fill = fill_value<S>(fill);
+    p.fill = to_storage<S>(fill);
     p.base_x = int64_t(out->dim[0].min) - offset_x - in->dim[0].min;
     p.base_y = int64_t(out->dim[1].min) - offset_y - in->dim[1].min;
     return finish_extern_call(uc, name, "separable sliding pass", launch<S, A, O>(p, stream), out);
