@@ -80,6 +80,14 @@ halconv_variant(fft cpu fft 1024 PRECISIONS f32 REQUIRES fft_tile)
 # the stage picks the tiling at run time, and tiles holding NaN or Inf it sums directly.
 halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel gpu_grid_width)
 
+# A kernel of numerical rank r <= max_low_rank (halconv.h; its SVD, rank-1 test's tolerance)
+# as r separable passes summed: r (kw + kh) multiply-adds per output.
+halconv_variant(low_rank cpu low_rank cpu_low_rank REQUIRES low_rank cpu_separable_strip
+    DOC "r separable passes summed, for a kernel of small numerical rank r (its SVD): a LoG or DoG is rank 2")
+halconv_variant(low_rank cpu low_rank cpu_low_rank_two_pass REQUIRES low_rank)
+halconv_variant(low_rank cuda low_rank gpu_low_rank REQUIRES low_rank gpu_low_rank_tile gpu_grid_width)
+halconv_variant(low_rank cuda low_rank gpu_low_rank_two_pass REQUIRES low_rank gpu_grid_width)
+
 # ---- multichannel_correlate2d / convolve2d: halconv::MultichannelAlgorithm ----
 halconv_api(multichannel ENUM MultichannelAlgorithm
     AUTOMATIC "CUDA: implicit_gemm for f16 and f16f32, im2col for f32, direct for f64 and on the CPU")

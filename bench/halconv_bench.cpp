@@ -3,7 +3,8 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|recursive|multichannel|bands] [--sizes
+//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|recursive|low_rank|multichannel|bands]
+//                 [--sizes
 //   1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
 //                 [--reps 20] [--max-ms 20] [--photos FILE|DIR,...] [--csv FILE] [--json FILE]
@@ -26,6 +27,9 @@
 // recursive: gaussian_blur's recursive method at sigma 1 ... 1000, float32, reflect, against
 //            the exact method (the default taps) and the sampled Gaussian to 6 sigma
 //            (its largest difference from the recursive result, beside the stated bound).
+// low_rank:  a Laplacian of Gaussian of K = 15 ... 127 (default; sigma = K / 8, rank 2),
+//            float32, same mode, reflect: Algorithm::low_rank, auto, and every algorithm that
+//            takes any kernel, each with its largest difference from shared_tiled's output.
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
 // bands:     host-resident f32 images (default 32768^2, K 3, 31, 127) streamed in row bands
@@ -40,6 +44,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -90,8 +95,8 @@ Settings parse(int argc, char **argv) {
     std::string sizes, kernels;
     std::vector<std::string> precisions, variants;
     app.add_option("--report", s.report, "what to measure")
-        ->check(CLI::IsMember(
-            {"time", "auto", "memory", "accuracy", "pipelines", "separable", "recursive", "multichannel", "bands"}))
+        ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "separable", "recursive", "low_rank",
+                               "multichannel", "bands"}))
         ->capture_default_str();
     app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
     app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
@@ -114,12 +119,13 @@ Settings parse(int argc, char **argv) {
         std::exit(app.exit(e));
     }
     const bool accuracy = s.report == "accuracy", memory = s.report == "memory", bands = s.report == "bands",
-               separable = s.report == "separable";
+               separable = s.report == "separable", low_rank = s.report == "low_rank";
     s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : bands ? "32768" : "1024,4096,8192,3840x2160") : sizes);
     s.kernels = parse_kernels(kernels.empty() ? (accuracy    ? "3,9,15,31,63,127"
                                                  : separable ? "3,7,15,31,63,95,127"
                                                  : memory    ? "3,15,31,63"
                                                  : bands     ? "3,31,127"
+                                                 : low_rank  ? "15,31,63,127"
                                                              : "sweep")
                                               : kernels);
     if (precisions.empty()) {
@@ -788,6 +794,102 @@ void separable_report(Run &run, Table &table) {
     }
 }
 
+const std::vector<std::string> low_rank_columns{
+    "device", "algorithm", "variant",           "width", "height", "k", "rank", "median_ms",
+    "min_ms", "max_ms",    "max_abs_difference"};
+
+// A kernel of small rank as users meet it: the Laplacian of Gaussian, float32, same mode,
+// reflect, plans made once. Every algorithm that takes the kernel on CUDA (low_rank, auto,
+// and those that take any kernel but naive), each with its largest difference from
+// shared_tiled's output (a direct sum) where shared_tiled runs the kernel.
+void low_rank_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    std::mt19937_64 rng(20261126);
+    std::vector<Algorithm> algorithms{Algorithm::low_rank, Algorithm::automatic};
+    for (const AlgorithmInfo &a : halconv::algorithms()) {
+        if (a.max_kernel_rank == 0 && a.algorithm != Algorithm::naive &&
+            std::find(a.devices.begin(), a.devices.end(), Device::cuda) != a.devices.end() &&
+            std::find(a.precisions.begin(), a.precisions.end(), Precision::f32) != a.precisions.end()) {
+            algorithms.push_back(a.algorithm);
+        }
+    }
+    std::printf("%-16s %-34s %11s %4s %4s %10s %10s\n", "algorithm", "variant", "size", "K", "rank", "median_ms",
+                "max_diff");
+    for (const Size &size : s.sizes) {
+        const int w = size.width, h = size.height;
+        Halide::Runtime::Buffer<> image = upload(Precision::f32, random_plane(w, h, rng));
+        Halide::Runtime::Buffer<float> out(w, h), reference(w, h);
+        out.device_malloc(halide_cuda_device_interface());
+        reference.device_malloc(halide_cuda_device_interface());
+        for (int k : s.kernels) {
+            const double sigma = k / 8.0, c = (k - 1) / 2.0, s2 = sigma * sigma;
+            Halide::Runtime::Buffer<float> kernel(k, k);
+            Halide::Runtime::Buffer<double> stored(k, k);
+            kernel.for_each_element([&](int x, int y) {
+                const double r2 = (x - c) * (x - c) + (y - c) * (y - c);
+                kernel(x, y) = float((r2 - 2 * s2) / (s2 * s2) * std::exp(-r2 / (2 * s2)));
+                stored(x, y) = kernel(x, y);
+            });
+            const int rank = low_rank_factors(stored, Precision::f32).rank;
+            Options o;
+            o.device = Device::cuda;
+            o.boundary = Boundary::reflect;
+            o.stream = run.stream;
+            const auto plan_of = [&](Algorithm a) -> std::optional<Plan> {
+                o.algorithm = a;
+                try {
+                    return Plan(Extent2d{w, h}, kernel, o);
+                } catch (const Error &e) {
+                    if (e.code() == ErrorCode::unsupported) {
+                        return std::nullopt;  // outside the algorithm's limits
+                    }
+                    throw;
+                }
+            };
+            bool have_reference = false;
+            if (const std::optional<Plan> direct = plan_of(Algorithm::shared_tiled)) {
+                direct->apply(image, reference);
+                check_cuda(cudaStreamSynchronize(run.stream), "shared_tiled");
+                reference.copy_to_host();
+                have_reference = true;
+            }
+            for (Algorithm a : algorithms) {
+                const std::optional<Plan> plan = plan_of(a);
+                if (!plan) {
+                    continue;
+                }
+                const Timing t = time_on_stream(run.stream, s.reps, [&] { plan->apply(image, out); });
+                double difference = -1;
+                if (have_reference) {
+                    plan->apply(image, out);
+                    check_cuda(cudaStreamSynchronize(run.stream), to_string(a));
+                    out.copy_to_host();
+                    difference = max_abs_difference(out.data(), reference.data(), int64_t(w) * h);
+                }
+                const std::string shown = difference >= 0 ? std::to_string(difference) : "-";
+                std::printf("%-16s %-34s %5dx%-5d %4d %4d %10.4f %10s\n", to_string(a),
+                            plan->dispatch().variant.c_str(), w, h, k, rank, t.median_ms, shown.c_str());
+                table.add_row();
+                table.set("device", run.prop.name);
+                table.set("algorithm", to_string(a));
+                table.set("variant", plan->dispatch().variant);
+                table.set("width", int64_t(w));
+                table.set("height", int64_t(h));
+                table.set("k", int64_t(k));
+                table.set("rank", int64_t(rank));
+                table.set("median_ms", t.median_ms);
+                table.set("min_ms", t.min_ms);
+                table.set("max_ms", t.max_ms);
+                if (difference >= 0) {
+                    table.set("max_abs_difference", difference);
+                }
+                std::fflush(stdout);
+            }
+            run.checkpoint();
+        }
+    }
+}
+
 std::string utc_now() {
     const std::time_t now = std::time(nullptr);
     char text[32];
@@ -836,6 +938,7 @@ int main_checked(int argc, char **argv) {
                 : r == "pipelines"    ? pipeline_columns
                 : r == "separable"    ? separable_columns
                 : r == "recursive"    ? recursive_columns
+                : r == "low_rank"     ? low_rank_columns
                 : r == "multichannel" ? multichannel_columns
                 : r == "bands"        ? bands_columns
                                       : time_columns);
@@ -857,6 +960,8 @@ int main_checked(int argc, char **argv) {
             separable_report(run, table);
         } else if (r == "recursive") {
             recursive_report(run, table);
+        } else if (r == "low_rank") {
+            low_rank_report(run, table);
         } else if (r == "bands") {
             // Pageable buffers too up to 32768^2 (their copies are slower: the time goes up).
             const bool pageable = std::all_of(run.settings.sizes.begin(), run.settings.sizes.end(),

@@ -49,8 +49,9 @@ public:
         if (std::find(info.precisions.begin(), info.precisions.end(), p.precision) == info.precisions.end()) {
             return std::string("no ") + to_string(p.precision) + " variant";
         }
-        if (info.needs_rank1_kernel) {
-            return "needs a rank-1 kernel (the benchmark's are random)";
+        if (info.max_kernel_rank != 0 && p.k() > info.max_kernel_rank) {
+            return "needs a kernel of rank at most " + std::to_string(info.max_kernel_rank) +
+                   " (the benchmark's are random: rank K)";
         }
         return {};
     }

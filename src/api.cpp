@@ -107,7 +107,7 @@ const std::vector<AlgorithmInfo> &algorithms() {
             info.algorithm = static_cast<Algorithm>(v);
             info.name = api.algorithms[v];
             info.description = api.docs[v];
-            info.needs_rank1_kernel = true;
+            bool any_kernel = false;  // a row without a rank limit
             for (const internal::VariantRow &row : internal::variant_rows()) {
                 if (row.api != internal::Api::correlate2d || row.value != static_cast<int>(v)) {
                     continue;
@@ -122,12 +122,18 @@ const std::vector<AlgorithmInfo> &algorithms() {
                     }
                 }
                 info.tensor_cores = info.tensor_cores || row.tensor_cores;
-                bool rank1 = false;
+                int row_rank = 0;
                 for (internal::Limit limit : row.limits) {
-                    rank1 = rank1 || limit == internal::limit_rank1;
+                    row_rank = limit == internal::limit_rank1      ? 1
+                               : limit == internal::limit_low_rank ? max_low_rank
+                                                                   : row_rank;
                 }
-                info.needs_rank1_kernel = info.needs_rank1_kernel && rank1;
+                any_kernel = any_kernel || row_rank == 0;
+                info.max_kernel_rank = std::max(info.max_kernel_rank, row_rank);
                 info.variants.push_back(row.name());
+            }
+            if (any_kernel) {
+                info.max_kernel_rank = 0;
             }
             std::sort(info.precisions.begin(), info.precisions.end());
             out.push_back(info);

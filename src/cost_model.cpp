@@ -112,7 +112,8 @@ std::optional<double> predict_ms(const std::vector<Measurement> &measurements, A
     std::map<double, std::vector<Point>> by_size;
     for (const Measurement *m : rows) {
         const double w = m->image_width, h = m->image_height, mkw = m->kernel_width, mkh = m->kernel_height;
-        const double scale = output_pixels(r.mode, w, h, mkw, mkh) / output_pixels(m->mode, w, h, mkw, mkh);
+        const double ranks = algorithm == Algorithm::low_rank ? double(r.kernel_rank) / m->kernel_rank : 1.0;
+        const double scale = ranks * output_pixels(r.mode, w, h, mkw, mkh) / output_pixels(m->mode, w, h, mkw, mkh);
         by_size[w * h].push_back({std::log(std::sqrt(mkw * mkh)), std::log(m->ms * scale)});
     }
     std::vector<Point> over_size;

@@ -16,6 +16,7 @@ struct AutoRequest {
     Precision precision = Precision::f32;
     Mode mode = Mode::same;
     Extent2d image, kernel;
+    int kernel_rank = 1;  // the kernel's numerical rank (low_rank's time grows with it)
 };
 
 // Predicted median ms of `algorithm` for the request from `measurements`, or nullopt
@@ -23,7 +24,9 @@ struct AutoRequest {
 // linearly in log(time) over log(K) (K the kernel's geometric mean edge) per image size,
 // then over log(pixels) across sizes; beyond the measured range the nearest slope
 // continues (clamped: a time never falls as K or the image grows). Measurements of
-// another mode count with their time scaled by the output pixels of the two modes.
+// another mode count with their time scaled by the output pixels of the two modes, and
+// low_rank's with theirs scaled by the ratio of the request's rank to the measured one
+// (r separable passes: its work is r (kw + kh) per output).
 std::optional<double> predict_ms(const std::vector<Measurement> &measurements, Algorithm algorithm,
                                  const AutoRequest &request);
 

@@ -44,6 +44,25 @@ std::string limit_rank1(const Request &r, const VariantRow &row) {
            "another algorithm, or the separable entry point";
 }
 
+std::string limit_low_rank(const Request &r, const VariantRow &row) {
+    if (r.kernel_rank >= 1) {
+        return {};
+    }
+    return std::string("algorithm ") + row.algorithm + " needs a kernel of numerical rank at most " +
+           std::to_string(max_low_rank) + ", but its best rank-" + std::to_string(max_low_rank) +
+           " factors leave a relative residual of " + std::to_string(r.low_rank_residual) + " (tolerance " +
+           std::to_string(rank1_tolerance(r.precision)) + " for " + to_string(r.precision) +
+           "); use auto (it picks among the algorithms that support the kernel) or another algorithm";
+}
+
+std::string limit_gpu_low_rank_tile(const Request &r, const VariantRow &) {
+    if (gpu_tile_fits_one_row(r, gpu_tile_width * accumulator_bytes(r.precision) * r.kernel_rank)) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " of rank " + std::to_string(r.kernel_rank) +
+           " outgrows the one-pass low-rank tile in shared memory (its row passes of every rank beside the image)";
+}
+
 std::string limit_cpu_separable_strip(const Request &r, const VariantRow &) {
     if (r.kernel_height - 1 <= cpu_separable_strip_rows) {
         return {};

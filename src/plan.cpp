@@ -35,8 +35,9 @@ struct PlanState {
     double transform_limit = 0.0;
     internal::PrecisionTypes types{};
     // The kernel as the pipeline takes it (storage type, dense, counted from 0): a 2D
-    // buffer, or the row and column factors for the separable signature. On CUDA each
-    // also holds its device copy (the pool's), clean: pipelines never re-upload it.
+    // buffer, or the row and column factors for the separable signature (1D) and the
+    // low-rank one (2D: tap, rank; the 2D kernel kept too, for its band plans). On CUDA
+    // each also holds its device copy (the pool's), clean: pipelines never re-upload it.
     Halide::Runtime::Buffer<> kernel2d, row_kernel, column_kernel;
     // The recursive Gaussian's coefficients and powers (float64, recursive_layout.h), held as the kernels.
     Halide::Runtime::Buffer<> coefficients, powers;
@@ -107,13 +108,8 @@ using internal::Api;
 using internal::Request;
 using internal::VariantRow;
 
-bool requires_rank1(const VariantRow *row) {
-    for (internal::Limit limit : row->limits) {
-        if (limit == internal::limit_rank1) {
-            return true;
-        }
-    }
-    return false;
+bool has_limit(const VariantRow *row, internal::Limit wanted) {
+    return std::find(std::begin(row->limits), std::end(row->limits), wanted) != std::end(row->limits);
 }
 
 std::vector<const VariantRow *> rows_anywhere(int value) {
@@ -230,7 +226,7 @@ Choice choose_automatic(
         throw Error(ErrorCode::unsupported,
                     std::string("no algorithm supports this request on device ") + to_string(r.device));
     }
-    const internal::AutoRequest request{o.precision, o.mode, image, kernel};
+    const internal::AutoRequest request{o.precision, o.mode, image, kernel, std::max(r.kernel_rank, 1)};
     const internal::AutoChoice c =
         internal::choose_fastest(candidates, request, *internal::cached_cost_table(identify_device(r.device)));
     return {candidates[c.index].row, candidates[c.index].algorithm, c.reason};
@@ -341,11 +337,23 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
     const int value = static_cast<int>(o.algorithm);
     const std::vector<const VariantRow *> considered =
         o.algorithm == Algorithm::automatic ? std::vector<const VariantRow *>{} : rows_anywhere(value);
-    const bool rank1_needed =
-        o.algorithm == Algorithm::automatic || std::any_of(considered.begin(), considered.end(), requires_rank1);
+    const auto any_requires = [&](internal::Limit limit) {
+        return o.algorithm == Algorithm::automatic ||
+               std::any_of(considered.begin(), considered.end(),
+                           [&](const VariantRow *v) { return has_limit(v, limit); });
+    };
     std::vector<double> row, col;
-    if (rank1_needed) {
+    if (any_requires(internal::limit_rank1)) {
         r.rank1_residual = internal::rank1_factorize(values, &row, &col);
+    }
+    LowRankFactors factors;
+    if (any_requires(internal::limit_low_rank)) {
+        // A kernel the rank-1 test passes is rank 1 here too, with the same factors.
+        factors = !row.empty() && r.rank1_residual <= rank1_tolerance(o.precision)
+                      ? LowRankFactors{1, r.rank1_residual, row, col}
+                      : internal::low_rank_factorize(values, rank1_tolerance(o.precision), max_low_rank);
+        r.kernel_rank = factors.rank;
+        r.low_rank_residual = factors.relative_residual;
     }
     const Choice c =
         o.algorithm == Algorithm::automatic ? choose_automatic(o, r, image, s->kernel) : choose_requested(o, r);
@@ -372,6 +380,13 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
         s->row_kernel = internal::storage_buffer(row, s->kernel.width, 1, 1, o.precision);
         s->column_kernel = internal::storage_buffer(col, s->kernel.height, 1, 1, o.precision);
     } else {
+        if (c.row->signature == internal::Signature::low_rank) {
+            s->row_kernel =
+                internal::storage_buffer(factors.row_factors, s->kernel.width, factors.rank, 2, o.precision);
+            s->column_kernel =
+                internal::storage_buffer(factors.col_factors, s->kernel.height, factors.rank, 2, o.precision);
+            s->dispatch.reason += "; kernel of rank " + std::to_string(factors.rank);
+        }
         const std::vector<double> taps(values.data(), values.data() + values.number_of_elements());
         s->kernel2d = internal::storage_buffer(taps, s->kernel.width, s->kernel.height, 2, o.precision);
     }
@@ -765,10 +780,14 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
                 });
             break;
         case internal::Signature::separable:
+        case internal::Signature::low_rank: {
+            const internal::SeparableFn pipeline =
+                s.row->signature == internal::Signature::separable ? fn.separable : fn.low_rank;
             internal::run_pipeline(device, {image, &row, &column}, output, stream, "separable pipeline", [&] {
-                return fn.separable(image, &row, &column, boundary, o.fill_value, ox, oy, flip, output);
+                return pipeline(image, &row, &column, boundary, o.fill_value, ox, oy, flip, output);
             });
             break;
+        }
         case internal::Signature::recursive_gaussian:
             internal::run_pipeline(device, {image, &coefficients, &powers}, output, stream, "recursive Gaussian", [&] {
                 return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *out) {

@@ -19,7 +19,7 @@ namespace halconv::internal {
 enum class Api { correlate2d, multichannel, edges, unsharp, recursive_gaussian };
 
 // How a generator's pipelines are called (halconv_generator's SIGNATURE).
-enum class Signature { kernel2d, kernel2d_extended, separable, edges, unsharp, recursive_gaussian };
+enum class Signature { kernel2d, kernel2d_extended, separable, low_rank, edges, unsharp, recursive_gaussian };
 
 // (input, kernel, boundary, fill, offset_x, offset_y, flip, output)
 using Kernel2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
@@ -32,6 +32,9 @@ using ValidFn = int (*)(halide_buffer_t *, halide_buffer_t *, bool, halide_buffe
 // (input, row_kernel, col_kernel, boundary, fill, offset_x, offset_y, flip, output)
 using SeparableFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t,
                             bool, halide_buffer_t *);
+// (input, row_factors, col_factors, boundary, fill, offset_x, offset_y, flip, output): the
+// factors 2D, (tap, rank).
+using LowRankFn = SeparableFn;
 // (input, boundary, fill, threshold, output)
 using EdgesFn = int (*)(halide_buffer_t *, int32_t, float, float, halide_buffer_t *);
 // (input, kernel, boundary, fill, offset_x, offset_y, amount, output)
@@ -48,11 +51,14 @@ struct PipelineFns {
     Kernel2dExtendedFn kernel2d_extended = nullptr;
     ValidFn valid = nullptr;
     SeparableFn separable = nullptr;
+    LowRankFn low_rank = nullptr;
     EdgesFn edges = nullptr;
     UnsharpFn unsharp = nullptr;
     RecursiveGaussianFn recursive_gaussian = nullptr;
 
-    bool any() const { return kernel2d || kernel2d_extended || separable || edges || unsharp || recursive_gaussian; }
+    bool any() const {
+        return kernel2d || kernel2d_extended || separable || low_rank || edges || unsharp || recursive_gaussian;
+    }
 };
 
 // What a row's limits see of a request.
@@ -63,6 +69,10 @@ struct Request {
     Boundary boundary = Boundary::constant;
     int kernel_width = 0, kernel_height = 0;
     double rank1_residual = 0.0;  // relative residual of the best rank-1 approximation (0: given as factors)
+    // The kernel's numerical rank, 1 ... max_low_rank, or 0 above it (low_rank_factorize), and
+    // the relative residual of its factors (of rank max_low_rank when above).
+    int kernel_rank = 0;
+    double low_rank_residual = 0.0;
     int output_width = 0, output_height = 0;  // 0: not known (no limit on them applies)
 };
 
@@ -122,6 +132,8 @@ std::string algorithm_list(Api api, Device device = Device::automatic);
 
 // The registry's limits (REQUIRES in variants.cmake), defined in src/limits.cpp.
 std::string limit_rank1(const Request &r, const VariantRow &row);
+std::string limit_low_rank(const Request &r, const VariantRow &row);
+std::string limit_gpu_low_rank_tile(const Request &r, const VariantRow &row);
 std::string limit_cpu_separable_strip(const Request &r, const VariantRow &row);
 std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
 std::string limit_separable_sliding_fits(const Request &r, const VariantRow &row);

@@ -135,13 +135,18 @@ Wisdom tune(const TuneOptions &options) {
                         if (m == Mode::valid && (k > size.width || k > size.height)) {
                             continue;
                         }
-                        // Separable runs rank-1 kernels; the others any (their time does not depend on it).
+                        // Separable runs rank-1 kernels, low_rank rank-2 ones (a LoG's or a DoG's
+                        // rank); the others any (their time does not depend on it).
+                        const int rank = a == Algorithm::separable ? 1 : a == Algorithm::low_rank ? std::min(2, k) : 0;
                         std::vector<double> taps = uniform(size_t(k) * size_t(k), rng);
-                        if (a == Algorithm::separable) {
-                            const std::vector<double> row = uniform(size_t(k), rng), col = uniform(size_t(k), rng);
-                            for (int j = 0; j < k; j++) {
-                                for (int i = 0; i < k; i++) {
-                                    taps[size_t(j) * size_t(k) + size_t(i)] = row[size_t(i)] * col[size_t(j)];
+                        if (rank > 0) {
+                            std::fill(taps.begin(), taps.end(), 0.0);
+                            for (int t = 0; t < rank; t++) {
+                                const std::vector<double> row = uniform(size_t(k), rng), col = uniform(size_t(k), rng);
+                                for (int j = 0; j < k; j++) {
+                                    for (int i = 0; i < k; i++) {
+                                        taps[size_t(j) * size_t(k) + size_t(i)] += row[size_t(i)] * col[size_t(j)];
+                                    }
                                 }
                             }
                         }
@@ -166,7 +171,8 @@ Wisdom tune(const TuneOptions &options) {
                             throw Error(ErrorCode::out_of_memory, "tune: could not allocate the output on the device");
                         }
                         const double ms = timer.median_ms(*plan, image, output);
-                        section.measurements.push_back({a, p, m, size.width, size.height, k, k, ms});
+                        section.measurements.push_back(
+                            {a, p, m, size.width, size.height, k, k, ms, a == Algorithm::low_rank ? rank : 1});
                         if (o.progress) {
                             char line[160];
                             std::snprintf(line, sizeof line, "%-6s %-5s %5dx%-5d K %3d  %-24s %10.4f ms", to_string(p),

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -304,6 +305,15 @@ double rank1_relative_residual(const Halide::Runtime::Buffer<const double, 2> &k
     return internal::rank1_factorize(kernel, nullptr, nullptr);
 }
 
+LowRankFactors low_rank_factors(const Halide::Runtime::Buffer<const double, 2> &kernel, Precision precision) {
+    internal::check_precision(precision);
+    if (kernel.dimensions() != 2 || kernel.dim(0).extent() < 1 || kernel.dim(1).extent() < 1) {
+        throw Error(ErrorCode::invalid_argument, "low_rank_factors: the kernel must be a 2D buffer of at least 1 x 1");
+    }
+    internal::check_finite_host_values(const_cast<halide_buffer_t *>(kernel.raw_buffer()), "kernel");
+    return internal::low_rank_factorize(kernel, rank1_tolerance(precision), max_low_rank);
+}
+
 }  // namespace halconv
 
 namespace halconv::internal {
@@ -352,6 +362,69 @@ double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, s
         Eigen::Map<Eigen::VectorXd>(col->data(), h) = u / scale;
     }
     return std::sqrt(residual2 / norm2);
+}
+
+LowRankFactors low_rank_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, double tolerance,
+                                  int max_rank) {
+    using Matrix = Eigen::MatrixXd;
+    const int w = kernel.dim(0).extent(), h = kernel.dim(1).extent();
+    // K as an h x w matrix (row j = kernel row y0 + j).
+    const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                     Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>
+        mapped(kernel.data(), h, w,
+               Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(kernel.dim(1).stride(), kernel.dim(0).stride()));
+    const Matrix k = mapped;
+    const double norm = k.norm();
+    LowRankFactors f;
+    if (norm == 0.0) {
+        f.rank = 1;  // the zero kernel: one zero term
+        f.row_factors.assign(size_t(w), 0.0);
+        f.col_factors.assign(size_t(h), 0.0);
+        return f;
+    }
+    // The leading singular triplets by a randomized range finder with one power
+    // iteration (Halko, Martinsson, Tropp 2011): O(w h b) where a full SVD is O(w h min(w, h))
+    // (a second at 1023 x 1023), and exact when b reaches min(w, h). An inexact triplet can
+    // only make the residual below larger, never pass a kernel the tolerance refuses. The
+    // start is fixed (std::mt19937_64 is specified bit for bit), so plans decide alike.
+    constexpr int oversampling = 4;
+    const int b = std::min({max_rank + oversampling, w, h});
+    std::mt19937_64 rng(20261126);
+    Matrix omega(w, b);
+    for (Eigen::Index i = 0; i < omega.size(); i++) {
+        omega.data()[i] = double(rng() >> 11) * 0x1p-53 - 0.5;
+    }
+    const auto orthonormal = [](const Matrix &y) {
+        const Eigen::HouseholderQR<Matrix> qr(y);
+        return Matrix(qr.householderQ() * Matrix::Identity(y.rows(), y.cols()));
+    };
+    Matrix q = orthonormal(k * omega);
+    q = orthonormal(k * orthonormal(k.transpose() * q));
+    const Eigen::JacobiSVD<Matrix> svd(Matrix(q.transpose() * k), Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const Matrix u = q * svd.matrixU();  // h x b
+    const Matrix &v = svd.matrixV();     // w x b
+    const Eigen::VectorXd &sigma = svd.singularValues();
+    // The residual of each rank computed from the factors themselves (not as the tail of
+    // the singular values, which cancels to nothing near float64's rounding).
+    Matrix residual = k;
+    const int most = std::min(max_rank, int(sigma.size()));
+    for (int r = 1; r <= most; r++) {
+        residual.noalias() -= sigma(r - 1) * u.col(r - 1) * v.col(r - 1).transpose();
+        f.relative_residual = residual.norm() / norm;
+        if (f.relative_residual <= tolerance) {
+            f.rank = r;
+            f.row_factors.resize(size_t(r) * size_t(w));
+            f.col_factors.resize(size_t(r) * size_t(h));
+            for (int t = 0; t < r; t++) {
+                // Split each term's scale evenly so neither factor under- or overflows a narrow type.
+                const double scale = std::sqrt(sigma(t));
+                Eigen::Map<Eigen::VectorXd>(f.row_factors.data() + size_t(t) * size_t(w), w) = v.col(t) * scale;
+                Eigen::Map<Eigen::VectorXd>(f.col_factors.data() + size_t(t) * size_t(h), h) = u.col(t) * scale;
+            }
+            return f;
+        }
+    }
+    return f;
 }
 
 }  // namespace halconv::internal

@@ -100,6 +100,9 @@ Wisdom::Section parse_section(const std::string &origin, const json &s) {
             throw bad_wisdom(origin, "ms must be a finite number > 0");
         }
         r.ms = ms->get<double>();
+        if (m.contains("rank")) {
+            r.kernel_rank = positive_int(origin, m["rank"], "rank");
+        }
         // Another build may name algorithms this one lacks: such a file is refused by its
         // build id, so the names are dropped rather than failing the parse.
         if (const std::optional<Algorithm> a = algorithm_named(algorithm); a && *a != Algorithm::automatic) {
@@ -327,12 +330,15 @@ std::string format_wisdom(const Wisdom &w) {
         out << (i ? "," : "") << "\n    {\"device\": " << device.dump() << ",\n     \"measurements\": [";
         for (size_t j = 0; j < s.measurements.size(); j++) {
             const Measurement &m = s.measurements[j];
-            const json row = {{"algorithm", to_string(m.algorithm)},
-                              {"precision", to_string(m.precision)},
-                              {"mode", to_string(m.mode)},
-                              {"image", {m.image_width, m.image_height}},
-                              {"kernel", {m.kernel_width, m.kernel_height}},
-                              {"ms", m.ms}};
+            json row = {{"algorithm", to_string(m.algorithm)},
+                        {"precision", to_string(m.precision)},
+                        {"mode", to_string(m.mode)},
+                        {"image", {m.image_width, m.image_height}},
+                        {"kernel", {m.kernel_width, m.kernel_height}},
+                        {"ms", m.ms}};
+            if (m.kernel_rank != 1) {
+                row["rank"] = m.kernel_rank;
+            }
             out << (j ? "," : "") << "\n      " << row.dump();
         }
         out << "]}";

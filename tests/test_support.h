@@ -207,6 +207,47 @@ inline ::testing::AssertionResult matches_reference(const Halide::Runtime::Buffe
     });
 }
 
+// The low-rank pipelines' bound (halconv.h): each output sums r (kw + kh) products
+// c_t(j) r_t(i) x, the factors rounded to the storage type, plus the rank's residual.
+// With M(i, j) = sum_t |c_t(j)| |r_t(i)| (the factors the plan computes: the same
+// deterministic factorization of the same stored kernel), the rounding is at most
+// ((kw + kh + r + 4) u + 3 u_storage) (M * |x|), as the separable bound argues per term,
+// and the residual at most rel ||K||_F times the window's sum |x|.
+inline ::testing::AssertionResult matches_low_rank(const Halide::Runtime::Buffer<> &out, const Image &img,
+                                                   const Image &kernel, Precision p, Mode mode, Boundary b, double fill,
+                                                   bool flip) {
+    Halide::Runtime::Buffer<const double, 2> k64(kernel.data.data(), kernel.width, kernel.height);
+    const LowRankFactors f = low_rank_factors(k64, p);
+    if (f.rank == 0) {
+        return ::testing::AssertionFailure() << "the test kernel is not low-rank";
+    }
+    Image m{kernel.width, kernel.height, std::vector<double>(kernel.data.size(), 0.0)};
+    double norm2 = 0.0;
+    for (int y = 0; y < kernel.height; y++) {
+        for (int x = 0; x < kernel.width; x++) {
+            for (int t = 0; t < f.rank; t++) {
+                m.data[size_t(y) * kernel.width + x] += std::fabs(f.row_factors[size_t(t) * kernel.width + x]) *
+                                                        std::fabs(f.col_factors[size_t(t) * kernel.height + y]);
+            }
+            norm2 += kernel.at(x, y) * kernel.at(x, y);
+        }
+    }
+    Image ones = kernel;
+    std::fill(ones.data.begin(), ones.data.end(), 1.0);
+    const Reference ref = correlate_reference(img, kernel, mode, b, fill, flip);
+    const Reference terms = correlate_reference(img, m, mode, b, fill, flip);
+    const Reference window = correlate_reference(img, ones, mode, b, fill, flip);
+    const double u = unit_roundoff(p);
+    const double storage_u = (p == Precision::f16 || p == Precision::f16f32) ? 0x1p-11 : u;
+    const double n = kernel.width + kernel.height + f.rank + 4;
+    const double gamma = n * u / (1.0 - n * u) + 3.0 * storage_u;
+    const double residual = f.relative_residual * std::sqrt(norm2);
+    return compare_samples(out, ref, [&](size_t i, double want) {
+        return gamma * terms.magnitude.data[i] + residual * window.magnitude.data[i] +
+               output_roundoff(p) * std::fabs(want) + (n + 1) * underflow_step(p);
+    });
+}
+
 // The FFT algorithm's stated bound (halconv.h): every output of a T x T tile is within
 // 8 u log2(T) (sum|k| + T ||k||_2) ||z||_2 of the exact value, z the tile's complex block
 // (two T x T blocks of the extended image), so ||z||_2 <= sqrt(2) T max|x| with max|x|

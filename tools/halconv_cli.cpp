@@ -145,7 +145,7 @@ int demo(const std::vector<std::string> &args) {
     // auto, then every algorithm of the device that takes a general kernel (the registry's).
     std::vector<Algorithm> algorithms = {Algorithm::automatic};
     for (const halconv::AlgorithmInfo &info : halconv::algorithms()) {
-        if (!info.needs_rank1_kernel &&
+        if (info.max_kernel_rank == 0 &&
             std::find(info.devices.begin(), info.devices.end(), o.device) != info.devices.end()) {
             algorithms.push_back(info.algorithm);
         }

@@ -194,7 +194,7 @@ int bench_quick_command(const std::vector<std::string> &args) {
             // auto, then every algorithm of the device that takes a general kernel.
             std::vector<Algorithm> to_time{Algorithm::automatic};
             for (const AlgorithmInfo &info : algorithms()) {
-                if (!info.needs_rank1_kernel &&
+                if (info.max_kernel_rank == 0 &&
                     std::find(info.devices.begin(), info.devices.end(), device) != info.devices.end()) {
                     to_time.push_back(info.algorithm);
                 }

@@ -41,6 +41,10 @@
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|.
+//   - low_rank (kernels of numerical rank r <= max_low_rank): r separable passes summed;
+//     as separable, with the rank-r residual (at most rank1_tolerance(precision) ||K||_F)
+//     and the sums of the r products' terms (r (kw + kh) roundings of the accumulator
+//     instead of kw kh), each term bounded by |col_k| |row_k| rather than |K|.
 //   - fft (f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
 //     T x T tiles. CPU: T a power of two from 64 to 1024 for f32, 256 for the others,
 //     the cheapest for the kernel and output; kernels up to the largest T per axis.
@@ -177,6 +181,22 @@ void use_shared_cuda_context();
 // Returns the relative residual.
 double rank1_relative_residual(const Halide::Runtime::Buffer<const double, 2> &kernel);
 double rank1_tolerance(Precision precision);
+
+// Low-rank test (Algorithm::low_rank, and Auto): a kernel's numerical rank is the smallest
+// r whose rank-r factors (its leading singular triplets) leave a residual (Frobenius) of
+// at most rank1_tolerance(precision) * ||K||_F, the rank-1 test's rule, computed
+// explicitly from the factors. Ranks up to max_low_rank are looked for: a kernel above it
+// (or whose factors miss the tolerance by any margin) is never split.
+// The factors are what the low_rank pipelines run (rounded to the storage type):
+// K(x, y) ~ sum_t row_factors[t * width + x] * col_factors[t * height + y].
+inline constexpr int max_low_rank = 16;
+struct LowRankFactors {
+    int rank = 0;                     // 1 ... max_low_rank, or 0: above max_low_rank
+    double relative_residual = 0.0;   // of the rank-`rank` factors (of rank max_low_rank when above)
+    std::vector<double> row_factors;  // rank x kernel width (empty when rank is 0)
+    std::vector<double> col_factors;  // rank x kernel height
+};
+LowRankFactors low_rank_factors(const Halide::Runtime::Buffer<const double, 2> &kernel, Precision precision);
 
 namespace detail {
 Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &options,
@@ -431,7 +451,8 @@ struct AlgorithmInfo {
                                         // CUDA algorithm in a build without CUDA
     std::vector<Precision> precisions;  // on any of them
     bool tensor_cores = false;          // runs on tensor cores (float16 operands; f32 split into them)
-    bool needs_rank1_kernel = false;    // every variant needs a rank-1 kernel (or the separable entry)
+    int max_kernel_rank = 0;            // every variant needs a kernel of numerical rank at most this (1:
+                                        // rank-1, or the separable entry; low_rank: max_low_rank); 0: any
     std::vector<std::string> variants;  // its registry rows, <generator>_<schedule>
 };
 // Every algorithm in registry order, automatic excluded.

@@ -29,7 +29,9 @@ DeviceIdentity identify_device(Device kind);
 std::string describe(const DeviceIdentity &device);
 
 // One median time: `algorithm` on images of image_width x image_height with a
-// kernel_width x kernel_height kernel (rank-1 for separable), data resident on the device.
+// kernel_width x kernel_height kernel of numerical rank kernel_rank (1 for separable;
+// low_rank's time grows with it: Auto scales its measurements by the ranks' ratio), data
+// resident on the device.
 struct Measurement {
     Algorithm algorithm = Algorithm::naive;
     Precision precision = Precision::f32;
@@ -37,6 +39,7 @@ struct Measurement {
     int image_width = 0, image_height = 0;
     int kernel_width = 0, kernel_height = 0;
     double ms = 0.0;
+    int kernel_rank = 1;  // the wisdom file's "rank" (written when not 1)
 };
 
 struct Wisdom {
