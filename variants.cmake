@@ -85,6 +85,9 @@ halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel gpu_grid_width
 halconv_variant(low_rank cpu low_rank cpu_low_rank REQUIRES low_rank cpu_separable_strip
     DOC "r separable passes summed, for a kernel of small numerical rank r (its SVD): a LoG or DoG is rank 2")
 halconv_variant(low_rank cpu low_rank cpu_low_rank_two_pass REQUIRES low_rank)
+# CUDA: the separable sliding extern stage once per term where its ring fits, the Halide
+# schedules beyond (H100, 4096^2 f32 LoG K = 31: gpu_low_rank 1.08 ms, bench/results/h100/low_rank).
+halconv_variant(low_rank cuda low_rank_cuda sliding REQUIRES low_rank separable_sliding_fits)
 halconv_variant(low_rank cuda low_rank gpu_low_rank REQUIRES low_rank gpu_low_rank_tile gpu_grid_width)
 halconv_variant(low_rank cuda low_rank gpu_low_rank_two_pass REQUIRES low_rank gpu_grid_width)
 

@@ -105,6 +105,7 @@ halconv_generator(conv2d SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input 
 halconv_generator(separable SIGNATURE separable SCHEDULE_PARAM schedule TYPED input row_kernel col_kernel output)
 halconv_generator(separable_cuda SIGNATURE separable SCHEDULE_PARAM form TYPED input row_kernel col_kernel output)
 halconv_generator(low_rank SIGNATURE low_rank SCHEDULE_PARAM schedule TYPED input row_factors col_factors output)
+halconv_generator(low_rank_cuda SIGNATURE low_rank SCHEDULE_PARAM form TYPED input row_factors col_factors output)
 halconv_generator(tensor_core SIGNATURE kernel2d_extended SCHEDULE_PARAM variant PRECISIONS f16 f16f32 f32
                   TYPED input kernel output VALID_FORM TENSOR_CORES)
 halconv_generator(fft SIGNATURE kernel2d SCHEDULE_PARAM tile TYPED input kernel output FINITE_INPUT)

@@ -7,7 +7,13 @@
 //
 // The factors come from the kernel's SVD (src/validate.cpp, low_rank_factorize): a
 // Laplacian of Gaussian or a difference of Gaussians is rank 2.
+//
+// halconv_low_rank_cuda: the same definition through the separable sliding extern stage,
+// one pass per term (runtime_kernels/separable/halconv_sep.h).
+#include <map>
+
 #include "Halide.h"
+#include "contract.h"
 #include "conv_common.h"
 #include "low_rank_schedules.h"
 
@@ -76,6 +82,43 @@ public:
     }
 };
 
+enum class LowRankForm { sliding };
+inline const std::map<std::string, LowRankForm> low_rank_form_names = {{"sliding", LowRankForm::sliding}};
+
+// halconv_low_rank_cuda: the same definition through the separable sliding extern stage
+// (runtime_kernels/separable/halconv_sep.h), which takes the factors as (tap, term)
+// buffers and sums one pass per term.
+class LowRankCuda : public Halide::Generator<LowRankCuda> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<LowRankForm> form{"form", LowRankForm::sliding, low_rank_form_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<Buffer<void, 2>> row_factors{"row_factors"};
+    Input<Buffer<void, 2>> col_factors{"col_factors"};
+    Input<int32_t> boundary{"boundary"};
+    Input<double> fill{"fill"};
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        require_types("low_rank_cuda", precision, input, row_factors, output);
+        require_types("low_rank_cuda", precision, input, col_factors, output);
+        require(get_target().has_feature(Halide::Target::CUDA), "low_rank_cuda: the extern stage needs a CUDA target");
+        // ALGORITHM (the schedule is the extern stage's own)
+        const std::string form_name = name_in(low_rank_form_names, LowRankForm(form));
+        Var x{"x"}, y{"y"};
+        Func sum{"low_rank_" + form_name};
+        sum.define_extern(rk::contract::separable_entry(form_name, precision_name(precision)),
+                          {input, row_factors, col_factors, boundary, fill, offset_x, offset_y, flip},
+                          types_of(precision).output, {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+        output = sum;
+    }
+};
+
 }  // namespace halconv::gen
 
 HALIDE_REGISTER_GENERATOR(halconv::gen::LowRank, halconv_low_rank)
+HALIDE_REGISTER_GENERATOR(halconv::gen::LowRankCuda, halconv_low_rank_cuda)

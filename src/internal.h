@@ -188,9 +188,9 @@ double max_magnitude_2d(const halide_buffer_t *buf);
 // Frobenius residual; row/col may be null when only the residual is wanted.
 double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, std::vector<double> *row,
                        std::vector<double> *col);
-// The kernel's numerical rank and factors (halconv.h, low_rank_factors) under `tolerance`
-// (a relative Frobenius residual), looked for up to max_rank.
-LowRankFactors low_rank_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, double tolerance,
+// The kernel's numerical rank and factors (halconv.h, low_rank_factors) under
+// low_rank_tolerance(precision, r), looked for up to max_rank.
+LowRankFactors low_rank_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, Precision precision,
                                   int max_rank);
 // Host memory for Halide buffers: Halide's own allocation does not check for failure
 // (it would crash), this throws halconv::Error (out_of_memory) naming the size.

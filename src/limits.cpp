@@ -51,7 +51,7 @@ std::string limit_low_rank(const Request &r, const VariantRow &row) {
     return std::string("algorithm ") + row.algorithm + " needs a kernel of numerical rank at most " +
            std::to_string(max_low_rank) + ", but its best rank-" + std::to_string(max_low_rank) +
            " factors leave a relative residual of " + std::to_string(r.low_rank_residual) + " (tolerance " +
-           std::to_string(rank1_tolerance(r.precision)) + " for " + to_string(r.precision) +
+           std::to_string(low_rank_tolerance(r.precision, max_low_rank)) + " for " + to_string(r.precision) +
            "); use auto (it picks among the algorithms that support the kernel) or another algorithm";
 }
 

@@ -351,7 +351,7 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
         // A kernel the rank-1 test passes is rank 1 here too, with the same factors.
         factors = !row.empty() && r.rank1_residual <= rank1_tolerance(o.precision)
                       ? LowRankFactors{1, r.rank1_residual, row, col}
-                      : internal::low_rank_factorize(values, rank1_tolerance(o.precision), max_low_rank);
+                      : internal::low_rank_factorize(values, o.precision, max_low_rank);
         r.kernel_rank = factors.rank;
         r.low_rank_residual = factors.relative_residual;
     }

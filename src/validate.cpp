@@ -297,8 +297,12 @@ Halide::Runtime::Buffer<> storage_buffer(const std::vector<double> &values, int 
 namespace halconv {
 
 double rank1_tolerance(Precision precision) {
-    // 64 float64 ulps: the rounding floor of the float64 power iteration itself.
-    return 4.0 * internal::unit_roundoff(precision) + 64.0 * 0x1p-53;
+    return low_rank_tolerance(precision, 1);
+}
+
+double low_rank_tolerance(Precision precision, int rank) {
+    // 64 float64 ulps per term: the rounding floor of the float64 factorization itself.
+    return 4.0 * internal::unit_roundoff(precision) + 64.0 * std::max(rank, 1) * 0x1p-53;
 }
 
 double rank1_relative_residual(const Halide::Runtime::Buffer<const double, 2> &kernel) {
@@ -311,7 +315,7 @@ LowRankFactors low_rank_factors(const Halide::Runtime::Buffer<const double, 2> &
         throw Error(ErrorCode::invalid_argument, "low_rank_factors: the kernel must be a 2D buffer of at least 1 x 1");
     }
     internal::check_finite_host_values(const_cast<halide_buffer_t *>(kernel.raw_buffer()), "kernel");
-    return internal::low_rank_factorize(kernel, rank1_tolerance(precision), max_low_rank);
+    return internal::low_rank_factorize(kernel, precision, max_low_rank);
 }
 
 }  // namespace halconv
@@ -364,7 +368,7 @@ double rank1_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, s
     return std::sqrt(residual2 / norm2);
 }
 
-LowRankFactors low_rank_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, double tolerance,
+LowRankFactors low_rank_factorize(const Halide::Runtime::Buffer<const double, 2> &kernel, Precision precision,
                                   int max_rank) {
     using Matrix = Eigen::MatrixXd;
     const int w = kernel.dim(0).extent(), h = kernel.dim(1).extent();
@@ -411,7 +415,7 @@ LowRankFactors low_rank_factorize(const Halide::Runtime::Buffer<const double, 2>
     for (int r = 1; r <= most; r++) {
         residual.noalias() -= sigma(r - 1) * u.col(r - 1) * v.col(r - 1).transpose();
         f.relative_residual = residual.norm() / norm;
-        if (f.relative_residual <= tolerance) {
+        if (f.relative_residual <= low_rank_tolerance(precision, r)) {
             f.rank = r;
             f.row_factors.resize(size_t(r) * size_t(w));
             f.col_factors.resize(size_t(r) * size_t(h));

@@ -42,7 +42,7 @@
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|.
 //   - low_rank (kernels of numerical rank r <= max_low_rank): r separable passes summed;
-//     as separable, with the rank-r residual (at most rank1_tolerance(precision) ||K||_F)
+//     as separable, with the rank-r residual (at most low_rank_tolerance(precision, r) ||K||_F)
 //     and the sums of the r products' terms (r (kw + kh) roundings of the accumulator
 //     instead of kw kh), each term bounded by |col_k| |row_k| rather than |K|.
 //   - fft (f64, f32, and f16 / f16f32 through float32 transforms): overlap-save on
@@ -184,8 +184,10 @@ double rank1_tolerance(Precision precision);
 
 // Low-rank test (Algorithm::low_rank, and Auto): a kernel's numerical rank is the smallest
 // r whose rank-r factors (its leading singular triplets) leave a residual (Frobenius) of
-// at most rank1_tolerance(precision) * ||K||_F, the rank-1 test's rule, computed
-// explicitly from the factors. Ranks up to max_low_rank are looked for: a kernel above it
+// at most low_rank_tolerance(precision, r) * ||K||_F, computed explicitly from the
+// factors: the rank-1 test's rule, its float64 floor (64 ulps) counted once per term, as
+// the residual's own rounding grows with the terms subtracted (rank1_tolerance(p) is
+// low_rank_tolerance(p, 1)). Ranks up to max_low_rank are looked for: a kernel above it
 // (or whose factors miss the tolerance by any margin) is never split.
 // The factors are what the low_rank pipelines run (rounded to the storage type):
 // K(x, y) ~ sum_t row_factors[t * width + x] * col_factors[t * height + y].
@@ -197,6 +199,7 @@ struct LowRankFactors {
     std::vector<double> col_factors;  // rank x kernel height
 };
 LowRankFactors low_rank_factors(const Halide::Runtime::Buffer<const double, 2> &kernel, Precision precision);
+double low_rank_tolerance(Precision precision, int rank);
 
 namespace detail {
 Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &options,

@@ -6,8 +6,11 @@
 //   sum_j col(j) sum_i row(i) padded(x + i - offset_x, y + j - offset_y)
 // with the kernels reversed when `flip` (convolution) and padded the image `in` extended
 // by `boundary` (a halconv::Boundary value; `fill`, rounded to the storage type, for the
-// constant rule) — the separable generator's definition. A bounds query asks for the
-// whole image and both kernels, as given. The call runs on Halide's current CUDA stream
+// constant rule) — the separable generator's definition. Given 2D (tap, term) factors, r
+// terms of a low-rank kernel (the low_rank generator's definition), it sums the r terms'
+// results: one pass per term, each after the first adding into the output (so in f16 the
+// output is rounded once per term). A bounds query asks for the whole image and both
+// kernels, as given. The call runs on Halide's current CUDA stream
 // and returns 0 or a halide_error_code.
 //
 //   f64:    float64 samples, taps, sums and output

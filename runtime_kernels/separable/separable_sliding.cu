@@ -36,6 +36,7 @@ struct SlidingArgs {
     int out_width, out_height;
     const S *row_taps, *col_taps;  // as stored, flipped here when flip
     int kw, kh;
+    bool accumulate;  // add the sums to the output (a low-rank kernel's later terms)
     bool flip;
     int boundary;            // halconv::Boundary
     S fill;                  // the constant boundary's value in the storage type
@@ -54,13 +55,14 @@ __device__ inline double to_accumulator(double v) {
     return v;
 }
 
-// A float32 sum as the output type (extern_call.cuh's to_output); float64 sums as they are.
+// A float32 sum as the output type (extern_call.cuh's to_output), added to what the
+// output holds when `accumulate`; float64 sums as they are.
 template <typename O>
-__device__ inline void store_output(O *o, float v) {
-    *o = to_output<O>(v);
+__device__ inline void store_output(O *o, float v, bool accumulate) {
+    *o = to_output<O>(accumulate ? to_accumulator(*o) + v : v);
 }
-__device__ inline void store_output(double *o, double v) {
-    *o = v;
+__device__ inline void store_output(double *o, double v, bool accumulate) {
+    *o = accumulate ? *o + v : v;
 }
 
 // Eight consecutive elements of shared memory (16-byte aligned) into accumulators, as
@@ -265,7 +267,7 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
 #pragma unroll
                 for (int t = 0; t < T; t++, out += p.out_stride) {
                     if (t < n) {
-                        store_output(out, acc[t]);
+                        store_output(out, acc[t], p.accumulate);
                     }
                 }
             }
@@ -334,6 +336,12 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         return fail(uc, name, "buffers must be dense along x (dim 0 stride 1)");
     }
     const int kw = row->dim[0].extent, kh = col->dim[0].extent;
+    // A low-rank kernel's factors: (tap, term) buffers, the terms' sums added up.
+    const int terms = row->dimensions == 2 ? row->dim[1].extent : 1;
+    const int col_terms = col->dimensions == 2 ? col->dim[1].extent : 1;
+    if (row->dimensions != col->dimensions || terms != col_terms || terms < 1) {
+        return fail(uc, name, "row and column factors must hold the same number of terms");
+    }
     SlidingArgs<S, A> p{};
     static_assert(sizeof(A) == size_t(sliding_accumulator_bytes(int(sizeof(S)))), "the layout's sums");
     p.layout = sliding_layout(kw, kh, sizeof(S));
@@ -357,8 +365,6 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     p.out_stride = out->dim[1].stride;
     p.out_width = out_w;
     p.out_height = out_h;
-    p.row_taps = reinterpret_cast<const S *>(uintptr_t(row->device));
-    p.col_taps = reinterpret_cast<const S *>(uintptr_t(col->device));
     p.kw = kw;
     p.kh = kh;
     p.flip = flip;
@@ -366,7 +372,18 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     p.fill = to_storage<S>(fill);
     p.base_x = int64_t(out->dim[0].min) - offset_x - in->dim[0].min;
     p.base_y = int64_t(out->dim[1].min) - offset_y - in->dim[1].min;
-    return finish_extern_call(uc, name, "separable sliding pass", launch<S, A, O>(p, stream), out);
+    // One pass per term, in stream order, each after the first adding into the output:
+    // the output's own thread reads back what it wrote.
+    cudaError_t e = cudaSuccess;
+    for (int t = 0; t < terms && e == cudaSuccess; t++) {
+        const int64_t row_at = terms > 1 ? int64_t(t) * row->dim[1].stride : 0;
+        const int64_t col_at = terms > 1 ? int64_t(t) * col->dim[1].stride : 0;
+        p.row_taps = reinterpret_cast<const S *>(uintptr_t(row->device)) + row_at;
+        p.col_taps = reinterpret_cast<const S *>(uintptr_t(col->device)) + col_at;
+        p.accumulate = t > 0;
+        e = launch<S, A, O>(p, stream);
+    }
+    return finish_extern_call(uc, name, "separable sliding pass", e, out);
 }
 
 }  // namespace
