@@ -127,3 +127,11 @@ halconv_api(recursive_gaussian)
 halconv_variant(recursive cpu recursive_gaussian cpu_strips MODES same
     DOC "Deriche's parallel form, three complex poles per axis, boundary states in closed form")
 halconv_variant(recursive cuda recursive_gaussian_cuda segments MODES same)
+
+# ---- bilateral_filter: halconv::BilateralAlgorithm ----
+# seed 003's linear time-variant filter; mode same (the image's extent).
+halconv_api(bilateral ENUM BilateralAlgorithm AUTOMATIC "direct on every device")
+
+halconv_variant(direct cpu bilateral cpu_tiled MODES same
+    DOC "the window's weighted sums on CUDA cores / CPU vectors (GPU: the tile and its apron in shared memory)")
+halconv_variant(direct cuda bilateral gpu_tiled MODES same REQUIRES gpu_bilateral_tile gpu_grid_width)

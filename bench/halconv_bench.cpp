@@ -3,7 +3,8 @@
 // correlation, data resident, CUDA events, median of >= 20 runs after warm-up), with
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
-//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|recursive|low_rank|multichannel|bands]
+//   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|recursive|low_rank|bilateral|multichannel|
+//                  bands]
 //                 [--sizes
 //   1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
@@ -30,6 +31,9 @@
 // low_rank:  a Laplacian of Gaussian of K = 15 ... 127 (default; sigma = K / 8, rank 2),
 //            float32, same mode, reflect: Algorithm::low_rank, auto, and every algorithm that
 //            takes any kernel, each with its largest difference from shared_tiled's output.
+// bilateral: bilateral_filter at radius 3 ... 15 (the --kernels are the radii; sigma_spatial
+//            = radius / 2, sigma_range 0.1 on [0, 1) data, nearest boundary), each variant
+//            and precision against NPP's nppiFilterBilateralGaussBorder (32f), in Mpixel/s.
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
 // bands:     host-resident f32 images (default 32768^2, K 3, 31, 127) streamed in row bands
@@ -46,6 +50,8 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "HalideRuntimeCuda.h"
@@ -96,7 +102,7 @@ Settings parse(int argc, char **argv) {
     std::vector<std::string> precisions, variants;
     app.add_option("--report", s.report, "what to measure")
         ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "separable", "recursive", "low_rank",
-                               "multichannel", "bands"}))
+                               "bilateral", "multichannel", "bands"}))
         ->capture_default_str();
     app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
     app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
@@ -119,13 +125,15 @@ Settings parse(int argc, char **argv) {
         std::exit(app.exit(e));
     }
     const bool accuracy = s.report == "accuracy", memory = s.report == "memory", bands = s.report == "bands",
-               separable = s.report == "separable", low_rank = s.report == "low_rank";
+               separable = s.report == "separable", low_rank = s.report == "low_rank",
+               bilateral = s.report == "bilateral";
     s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : bands ? "32768" : "1024,4096,8192,3840x2160") : sizes);
     s.kernels = parse_kernels(kernels.empty() ? (accuracy    ? "3,9,15,31,63,127"
                                                  : separable ? "3,7,15,31,63,95,127"
                                                  : memory    ? "3,15,31,63"
                                                  : bands     ? "3,31,127"
                                                  : low_rank  ? "15,31,63,127"
+                                                 : bilateral ? "3,5,7,9,11,13,15"
                                                              : "sweep")
                                               : kernels);
     if (precisions.empty()) {
@@ -890,6 +898,109 @@ void low_rank_report(Run &run, Table &table) {
     }
 }
 
+const std::vector<std::string> bilateral_columns{"device", "variant",      "precision",         "width",
+                                                 "height", "radius",       "median_ms",         "min_ms",
+                                                 "max_ms", "mpixel_per_s", "max_abs_difference"};
+
+// The bilateral filter, images of [0, 1) values, nearest boundary (NPP_BORDER_REPLICATE):
+// every halconv algorithm on CUDA at f32 and f16f32, and NPP's 32f filter, per radius.
+// max_abs_difference: each row's largest difference from halconv's first (f32) output.
+void bilateral_report(Run &run, Table &table) {
+    const Settings &s = run.settings;
+    const PeerContext &peers = *run.peers;
+    std::mt19937_64 rng(20261126);
+    std::printf("%-34s %-7s %11s %6s %10s %10s %10s\n", "variant", "prec", "size", "radius", "median_ms", "Mpix/s",
+                "max_diff");
+    // The public enum's values after automatic, to the first without a name.
+    std::vector<BilateralAlgorithm> algorithms;
+    for (int a = 1; std::string_view(to_string(static_cast<BilateralAlgorithm>(a))) != "?"; a++) {
+        algorithms.push_back(static_cast<BilateralAlgorithm>(a));
+    }
+    for (const Size &size : s.sizes) {
+        const int w = size.width, h = size.height;
+        const Plane values = random_plane(w, h, rng);
+        Halide::Runtime::Buffer<> image32 = upload(Precision::f32, values), image16 = upload(Precision::f16f32, values);
+        Halide::Runtime::Buffer<float> out(w, h), reference(w, h);
+        out.device_malloc(halide_cuda_device_interface());
+        for (int radius : s.kernels) {
+            const double sigma_s = radius / 2.0, sigma_r = 0.1;
+            auto report = [&](const std::string &variant, const char *precision, const Timing &t, double difference) {
+                const double mpix = double(w) * h / (t.median_ms * 1e3);
+                const std::string shown = difference >= 0 ? std::to_string(difference) : "-";
+                std::printf("%-34s %-7s %5dx%-5d %6d %10.4f %10.0f %10s\n", variant.c_str(), precision, w, h, radius,
+                            t.median_ms, mpix, shown.c_str());
+                table.add_row();
+                table.set("device", run.prop.name);
+                table.set("variant", variant);
+                table.set("precision", precision);
+                table.set("width", int64_t(w));
+                table.set("height", int64_t(h));
+                table.set("radius", int64_t(radius));
+                table.set("median_ms", t.median_ms);
+                table.set("min_ms", t.min_ms);
+                table.set("max_ms", t.max_ms);
+                table.set("mpixel_per_s", mpix);
+                if (difference >= 0) {
+                    table.set("max_abs_difference", difference);
+                }
+                std::fflush(stdout);
+            };
+            // The output's largest difference from the reference (-1: this is the reference).
+            bool have_reference = false;
+            const auto difference = [&] {
+                check_cuda(cudaStreamSynchronize(run.stream), "bilateral");
+                out.copy_to_host();
+                if (!have_reference) {
+                    std::copy(out.data(), out.data() + int64_t(w) * h, reference.data());
+                    have_reference = true;
+                    return -1.0;
+                }
+                return max_abs_difference(out.data(), reference.data(), int64_t(w) * h);
+            };
+            for (Precision p : {Precision::f32, Precision::f16f32}) {
+                for (BilateralAlgorithm a : algorithms) {
+                    BilateralOptions o;
+                    o.algorithm = a;
+                    o.precision = p;
+                    o.boundary = Boundary::nearest;
+                    o.device = Device::cuda;
+                    o.stream = run.stream;
+                    Halide::Runtime::Buffer<> &in = p == Precision::f32 ? image32 : image16;
+                    BilateralDispatch d;
+                    try {
+                        d = bilateral_filter(in, out, sigma_s, sigma_r, radius, o);
+                    } catch (const Error &e) {
+                        if (e.code() == ErrorCode::unsupported) {
+                            continue;
+                        }
+                        throw;
+                    }
+                    const Timing t = time_on_stream(run.stream, s.reps,
+                                                    [&] { bilateral_filter(in, out, sigma_s, sigma_r, radius, o); });
+                    report("halconv_" + d.variant, to_string(p), t, difference());
+                }
+            }
+            if (peers.npp_bilateral_32f != nullptr) {
+                const float *src = reinterpret_cast<const float *>(image32.raw_buffer()->device);
+                float *dst = reinterpret_cast<float *>(out.raw_buffer()->device);
+                const NppSize roi{w, h};
+                const Timing t = time_on_stream(run.stream, s.reps, [&] {
+                    const int status = peers.npp_bilateral_32f(src, w * 4, roi, {0, 0}, dst, w * 4, roi, radius, 1,
+                                                               float(sigma_r * sigma_r), float(sigma_s * sigma_s),
+                                                               npp_border_replicate, peers.npp_context);
+                    if (status < 0) {
+                        throw Error(ErrorCode::device, "nppiFilterBilateralGaussBorder_32f_C1R_Ctx returned status " +
+                                                           std::to_string(status));
+                    }
+                });
+                out.set_device_dirty();
+                report("npp_bilateral_gauss", "f32", t, difference());
+            }
+            run.checkpoint();
+        }
+    }
+}
+
 std::string utc_now() {
     const std::time_t now = std::time(nullptr);
     char text[32];
@@ -939,6 +1050,7 @@ int main_checked(int argc, char **argv) {
                 : r == "separable"    ? separable_columns
                 : r == "recursive"    ? recursive_columns
                 : r == "low_rank"     ? low_rank_columns
+                : r == "bilateral"    ? bilateral_columns
                 : r == "multichannel" ? multichannel_columns
                 : r == "bands"        ? bands_columns
                                       : time_columns);
@@ -962,6 +1074,8 @@ int main_checked(int argc, char **argv) {
             recursive_report(run, table);
         } else if (r == "low_rank") {
             low_rank_report(run, table);
+        } else if (r == "bilateral") {
+            bilateral_report(run, table);
         } else if (r == "bands") {
             // Pageable buffers too up to 32768^2 (their copies are slower: the time goes up).
             const bool pageable = std::all_of(run.settings.sizes.begin(), run.settings.sizes.end(),

@@ -35,8 +35,10 @@ void open_npp(PeerContext &p) {
         reinterpret_cast<NppFilterRowColumn32f>(dlsym(p.npp_filtering, "nppiFilterRowBorder_32f_C1R_Ctx"));
     p.npp_filter_column_32f =
         reinterpret_cast<NppFilterRowColumn32f>(dlsym(p.npp_filtering, "nppiFilterColumnBorder_32f_C1R_Ctx"));
-    p.npp_gauss_advanced_32f =
-        reinterpret_cast<NppFilterGaussAdvanced32f>(dlsym(p.npp_filtering, "nppiFilterGaussAdvancedBorder_32f_C1R_Ctx"));
+    p.npp_gauss_advanced_32f = reinterpret_cast<NppFilterGaussAdvanced32f>(
+        dlsym(p.npp_filtering, "nppiFilterGaussAdvancedBorder_32f_C1R_Ctx"));
+    p.npp_bilateral_32f =
+        reinterpret_cast<NppFilterBilateral32f>(dlsym(p.npp_filtering, "nppiFilterBilateralGaussBorder_32f_C1R_Ctx"));
     int device = 0;
     cudaGetDevice(&device);
     cudaDeviceProp prop{};

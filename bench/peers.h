@@ -43,6 +43,10 @@ using NppFilterRowColumn32f = int (*)(const float *, int, NppSize, NppPoint, flo
                                       int, int, NppStreamContext);
 using NppFilterGaussAdvanced32f = int (*)(const float *, int, NppSize, NppPoint, float *, int, NppSize, int,
                                           const float *, int, NppStreamContext);
+// nppiFilterBilateralGaussBorder_32f_C1R_Ctx: (src, step, size, offset, dst, step, roi, radius,
+// step between source pixels, value sigma^2, position sigma^2, border, context).
+using NppFilterBilateral32f = int (*)(const float *, int, NppSize, NppPoint, float *, int, NppSize, int, int, float,
+                                      float, int, NppStreamContext);
 
 struct PeerContext {
     cudaStream_t stream = nullptr;
@@ -53,6 +57,7 @@ struct PeerContext {
     NppFilter64f npp_filter_64f = nullptr;
     NppFilterRowColumn32f npp_filter_row_32f = nullptr, npp_filter_column_32f = nullptr;  // null where missing
     NppFilterGaussAdvanced32f npp_gauss_advanced_32f = nullptr;
+    NppFilterBilateral32f npp_bilateral_32f = nullptr;
     NppStreamContext npp_context{};
     std::string npp_status;
 };

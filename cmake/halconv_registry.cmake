@@ -74,7 +74,8 @@ function(halconv_precision_types precision storage_var output_var)
     endif ()
 endfunction()
 
-# halconv_generator(<name> SIGNATURE <kernel2d|kernel2d_extended|separable|low_rank|edges|unsharp|recursive_gaussian>
+# halconv_generator(<name> SIGNATURE <kernel2d|kernel2d_extended|separable|low_rank|edges|unsharp|recursive_gaussian|
+#                                     bilateral>
 #                   SCHEDULE_PARAM <GeneratorParam the rows' schedule sets>
 #                   [PRECISIONS <default precisions>] [FIXED_TYPES | TYPED <buffer>...]
 #                   [VALID_FORM] [TENSOR_CORES] [FINITE_INPUT])
@@ -119,6 +120,7 @@ halconv_generator(recursive_gaussian SIGNATURE recursive_gaussian SCHEDULE_PARAM
                   TYPED input output)
 halconv_generator(recursive_gaussian_cuda SIGNATURE recursive_gaussian SCHEDULE_PARAM form
                   PRECISIONS f64 f32 f16f32 TYPED input output)
+halconv_generator(bilateral SIGNATURE bilateral SCHEDULE_PARAM schedule PRECISIONS f64 f32 f16f32 TYPED input output)
 
 # halconv_api(<api> [ENUM <name>] [AUTOMATIC "<doc>"]): the rows that follow belong to
 # entry point <api>; its algorithms form the public enum <name> (value 0 `automatic`

@@ -79,6 +79,10 @@ const char *to_string(MultichannelAlgorithm algorithm) {
     return internal::algorithm_name(internal::Api::multichannel, static_cast<int>(algorithm));
 }
 
+const char *to_string(BilateralAlgorithm algorithm) {
+    return internal::algorithm_name(internal::Api::bilateral, static_cast<int>(algorithm));
+}
+
 const char *to_string(Operation operation) {
     switch (operation) {
         case Operation::correlate:

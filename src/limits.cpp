@@ -63,6 +63,22 @@ std::string limit_gpu_low_rank_tile(const Request &r, const VariantRow &) {
            " outgrows the one-pass low-rank tile in shared memory (its row passes of every rank beside the image)";
 }
 
+std::string limit_gpu_bilateral_tile(const Request &r, const VariantRow &) {
+    if (gpu_tile_fits_one_row(r, 0)) {
+        return {};
+    }
+    int largest = 0;  // the largest radius whose window's tile fits
+    Request probe = r;
+    while (probe.kernel_width = probe.kernel_height = 2 * largest + 3, gpu_tile_fits_one_row(probe, 0)) {
+        largest++;
+    }
+    return "bilateral radius " + std::to_string(r.kernel_width / 2) + " is too large for the GPU tile at precision " +
+           to_string(r.precision) + " (the " + std::to_string(gpu_tile_width) + " x " +
+           std::to_string(gpu_tile_height) + " tile plus its apron must fit " +
+           std::to_string(gpu_shared_budget_bytes) + " bytes of shared memory); allowed up to radius " +
+           std::to_string(largest) + " on device cuda (device cpu takes any)";
+}
+
 std::string limit_cpu_separable_strip(const Request &r, const VariantRow &) {
     if (r.kernel_height - 1 <= cpu_separable_strip_rows) {
         return {};

@@ -348,10 +348,15 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
     }
     LowRankFactors factors;
     if (any_requires(internal::limit_low_rank)) {
-        // A kernel the rank-1 test passes is rank 1 here too, with the same factors.
-        factors = !row.empty() && r.rank1_residual <= rank1_tolerance(o.precision)
-                      ? LowRankFactors{1, r.rank1_residual, row, col}
-                      : internal::low_rank_factorize(values, o.precision, max_low_rank);
+        if (!row.empty() && r.rank1_residual <= rank1_tolerance(o.precision)) {
+            // Rank 1 with the rank-1 test's factors; Auto sends such kernels to separable,
+            // their own path, only a request for low_rank runs them here.
+            if (o.algorithm != Algorithm::automatic) {
+                factors = LowRankFactors{1, r.rank1_residual, row, col};
+            }
+        } else {
+            factors = internal::low_rank_factorize(values, o.precision, max_low_rank);
+        }
         r.kernel_rank = factors.rank;
         r.low_rank_residual = factors.relative_residual;
     }

@@ -16,10 +16,19 @@
 namespace halconv::internal {
 
 // The entry points, as variants.cmake's halconv_api names them.
-enum class Api { correlate2d, multichannel, edges, unsharp, recursive_gaussian };
+enum class Api { correlate2d, multichannel, edges, unsharp, recursive_gaussian, bilateral };
 
 // How a generator's pipelines are called (halconv_generator's SIGNATURE).
-enum class Signature { kernel2d, kernel2d_extended, separable, low_rank, edges, unsharp, recursive_gaussian };
+enum class Signature {
+    kernel2d,
+    kernel2d_extended,
+    separable,
+    low_rank,
+    edges,
+    unsharp,
+    recursive_gaussian,
+    bilateral
+};
 
 // (input, kernel, boundary, fill, offset_x, offset_y, flip, output)
 using Kernel2dFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, double, int32_t, int32_t, bool,
@@ -44,6 +53,9 @@ using UnsharpFn = int (*)(halide_buffer_t *, halide_buffer_t *, int32_t, float, 
 using RecursiveGaussianFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t, double,
                                     halide_buffer_t *);
 
+// (input, boundary, fill, sigma_spatial, sigma_range, radius, output)
+using BilateralFn = int (*)(halide_buffer_t *, int32_t, double, double, double, int32_t, halide_buffer_t *);
+
 // A row's entry points for one precision: the member of its signature, plus `valid`
 // for generators with a valid form. All null where the row lacks the precision.
 struct PipelineFns {
@@ -55,9 +67,11 @@ struct PipelineFns {
     EdgesFn edges = nullptr;
     UnsharpFn unsharp = nullptr;
     RecursiveGaussianFn recursive_gaussian = nullptr;
+    BilateralFn bilateral = nullptr;
 
     bool any() const {
-        return kernel2d || kernel2d_extended || separable || low_rank || edges || unsharp || recursive_gaussian;
+        return kernel2d || kernel2d_extended || separable || low_rank || edges || unsharp || recursive_gaussian ||
+               bilateral;
     }
 };
 
@@ -134,6 +148,8 @@ std::string algorithm_list(Api api, Device device = Device::automatic);
 std::string limit_rank1(const Request &r, const VariantRow &row);
 std::string limit_low_rank(const Request &r, const VariantRow &row);
 std::string limit_gpu_low_rank_tile(const Request &r, const VariantRow &row);
+// The bilateral filter's window is the request's kernel (2 radius + 1 square).
+std::string limit_gpu_bilateral_tile(const Request &r, const VariantRow &row);
 std::string limit_cpu_separable_strip(const Request &r, const VariantRow &row);
 std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
 std::string limit_separable_sliding_fits(const Request &r, const VariantRow &row);

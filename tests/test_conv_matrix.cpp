@@ -95,6 +95,10 @@ Dispatch run_case(Device device, Algorithm algorithm, Precision precision, const
         EXPECT_TRUE(matches_reference_within(out, ref, precision, fft_error_bound(precision, tile, ker, max_abs_x)));
         return d;
     }
+    if (d.algorithm == Algorithm::low_rank) {
+        EXPECT_TRUE(matches_low_rank(out, img, ker, precision, mode, boundary, o.fill_value, flip));
+        return d;
+    }
     EXPECT_TRUE(matches_reference(out, ref, precision, s.kernel_width * s.kernel_height, factored, factor_error,
                                   &window.magnitude));
     return d;
@@ -300,6 +304,7 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
         return;  // no CUDA rows in this build
     }
     r.kernel_width = r.kernel_height = 3;
+    r.kernel_rank = 1;
     int refused = 0;
     for (const AlgorithmInfo &a : algorithms()) {
         for (const internal::VariantRow *row :
@@ -307,8 +312,9 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
             r.precision = row->supports(Precision::f32) ? Precision::f32 : Precision::f16f32;
             const std::string refusal = row->refusal(r);
             // Anderson2021 writes the autoscheduled row's schedule (its tall outputs run in
-            // bands, plan.cpp); the sliding pass has a grid of its own.
-            const bool own_grid = row->autoscheduled || row->name() == "separable_cuda_sliding";
+            // bands, plan.cpp); the sliding pass (separable, low_rank) has a grid of its own.
+            const bool own_grid =
+                row->autoscheduled || row->name() == "separable_cuda_sliding" || row->name() == "low_rank_cuda_sliding";
             EXPECT_EQ(refusal.find("CUDA's grid limit") != std::string::npos, !own_grid)
                 << row->name() << ": " << refusal;
             refused += own_grid ? 0 : 1;

@@ -15,6 +15,8 @@ int filter_command(const std::vector<std::string> &args);
 int edges_command(const std::vector<std::string> &args);
 // halconv unsharp IN... OUT (--sigma S | --kernel SPEC) [--amount A] [options]
 int unsharp_command(const std::vector<std::string> &args);
+// halconv bilateral IN... OUT --sigma-spatial S --sigma-range R [--radius N] [options]
+int bilateral_command(const std::vector<std::string> &args);
 // halconv info
 int info_command(const std::vector<std::string> &args);
 // halconv bench-quick [--device D] [--sizes ...] [--kernels ...]

@@ -182,6 +182,7 @@ int main(int argc, char **argv) {
         "  filter IN... OUT --kernel SPEC [options]     filter PNG / FITS images\n"
         "  edges IN... OUT [--threshold T] [options]    edge detection (Gaussian, Laplacian, threshold)\n"
         "  unsharp IN... OUT --sigma S [--amount A]     unsharp mask, the blur on tensor cores\n"
+        "  bilateral IN... OUT --sigma-spatial S --sigma-range R [--radius N]   bilateral filter\n"
         "  info                                         versions, devices, algorithms, compiled pipelines\n"
         "  tune [--device D] [--sizes ...]              measure every algorithm here for auto (wisdom file)\n"
         "  bench-quick [--device D]                     a small timing table\n"
@@ -201,6 +202,9 @@ int main(int argc, char **argv) {
         }
         if (command == "unsharp") {
             return halconv::cli::unsharp_command(args);
+        }
+        if (command == "bilateral") {
+            return halconv::cli::bilateral_command(args);
         }
         if (command == "info") {
             return halconv::cli::info_command(args);

@@ -1,4 +1,5 @@
-// `halconv edges` and `halconv unsharp`: the composed pipelines on PNG and FITS files.
+// `halconv edges`, `halconv unsharp` and `halconv bilateral`: the composed pipelines and the
+// bilateral filter on PNG and FITS files.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -26,6 +27,15 @@ const char *const unsharp_usage =
     "  through the tensor-core extern stage (kernels up to 128 x 128), float16 operands.\n"
     "  Colour per channel, alpha passed through; the output keeps the input's format.\n"
     "  Defaults: amount 1, boundary reflect, fill 0, device auto.";
+
+const char *const bilateral_usage =
+    "usage: halconv bilateral IN... OUT --sigma-spatial S --sigma-range R [--radius N] [--boundary B] [--fill V]\n"
+    "                         [--device auto|cpu|cuda]\n"
+    "  Bilateral filter (seed 003 eq. 3): each output the normalized sum over the (2N + 1)^2\n"
+    "  window of exp(-d^2 / 2S^2) exp(-(I(p) - I(q))^2 / 2R^2) I(q), float32. R is in the\n"
+    "  image's units (PNG values are in [0, 1]: R = 0.1 smooths within about 25 grey levels).\n"
+    "  N defaults to ceil(3 S). Colour per channel, alpha passed through; the output keeps the\n"
+    "  input's format. Defaults: boundary reflect, fill 0, device auto.";
 
 // The options both commands take.
 void pipeline_options(CommandLine &line, PipelineOptions &o) {
@@ -60,27 +70,36 @@ void edges_file(const std::string &in, const std::string &out, double threshold,
     }
 }
 
-void unsharp_file(const std::string &in, const std::string &out, Halide::Runtime::Buffer<float> &kernel, double amount,
-                  const PipelineOptions &o) {
-    const auto sharpen = [&](const std::vector<double> &samples, int width, int height) {
+// Each channel of a PNG (or the FITS plane) filtered by `filter` (float32 samples in, out);
+// PNG alpha and format kept.
+template <typename Filter>
+void per_channel_file(const std::string &in, const std::string &out, Filter filter) {
+    const auto run = [&](const std::vector<double> &samples, int width, int height) {
         Halide::Runtime::Buffer<float> plane = plane_of(samples, width, height);
         Halide::Runtime::Buffer<float> result(width, height);
-        unsharp_mask(plane, kernel, result, amount, o);
+        filter(plane, result);
         result.copy_to_host();
         return samples_of(result);
     };
     if (same_format(in, out) == Format::fits) {
         io::FitsImage img = io::read_fits(in);
-        img.data = sharpen(img.data, img.width, img.height);
+        img.data = run(img.data, img.width, img.height);
         img.bitpix = -32;
         io::write_fits(out, img);
         return;
     }
     io::Image img = io::read_png(in);
     for (std::vector<double> &channel : img.channels) {
-        channel = sharpen(channel, img.width, img.height);
+        channel = run(channel, img.width, img.height);
     }
     io::write_png(out, img);
+}
+
+void unsharp_file(const std::string &in, const std::string &out, Halide::Runtime::Buffer<float> &kernel, double amount,
+                  const PipelineOptions &o) {
+    per_channel_file(in, out, [&](Halide::Runtime::Buffer<float> &plane, Halide::Runtime::Buffer<float> &result) {
+        unsharp_mask(plane, kernel, result, amount, o);
+    });
 }
 
 }  // namespace
@@ -128,6 +147,37 @@ int unsharp_command(const std::vector<std::string> &args) {
     Halide::Runtime::Buffer<float> kernel = plane_of(taps.taps, taps.width, taps.height);
     return run_files(paths,
                      [&](const std::string &in, const std::string &out) { unsharp_file(in, out, kernel, amount, o); });
+}
+
+int bilateral_command(const std::vector<std::string> &args) {
+    PipelineOptions po;
+    double sigma_spatial = 0, sigma_range = 0;
+    int radius = default_bilateral_radius;
+    std::vector<std::string> paths;
+    CommandLine line("bilateral", bilateral_usage);
+    line.paths(paths)
+        .option("--sigma-spatial",
+                [&](const std::string &a, const std::string &v) { sigma_spatial = parse_number(a, v); })
+        .option("--sigma-range", [&](const std::string &a, const std::string &v) { sigma_range = parse_number(a, v); })
+        .option("--radius",
+                [&](const std::string &a, const std::string &v) { radius = parse_whole(a, v, 1, 1 << 20); });
+    pipeline_options(line, po);
+    if (!line.parse(args)) {
+        return 0;
+    }
+    if (!(sigma_spatial > 0) || !(sigma_range > 0)) {
+        throw UsageError("give --sigma-spatial S and --sigma-range R, both > 0 (see halconv bilateral --help)");
+    }
+    check_paths(paths, "bilateral");
+    BilateralOptions o;
+    o.boundary = po.boundary;
+    o.fill_value = po.fill_value;
+    o.device = po.device;
+    return run_files(paths, [&](const std::string &in, const std::string &out) {
+        per_channel_file(in, out, [&](Halide::Runtime::Buffer<float> &plane, Halide::Runtime::Buffer<float> &result) {
+            bilateral_filter(plane, result, sigma_spatial, sigma_range, radius, o);
+        });
+    });
 }
 
 }  // namespace halconv::cli

@@ -369,6 +369,44 @@ Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime:
     return detail::unsharp_mask(image.raw_buffer(), blur_kernel.raw_buffer(), output.raw_buffer(), amount, options);
 }
 
+// ---- Bilateral filter (seed 003 §II.B): a linear time-variant filter ----
+// bilateral_filter(image, output, sigma_spatial, sigma_range, radius, options): each
+// output is the normalized sum over the square window of (2 radius + 1)^2 samples q
+// around p,
+//   output(p) = sum_q ws wr I(q) / sum_q ws wr,
+//   ws = exp(-|p - q|^2 / (2 sigma_spatial^2)), wr = exp(-(I(p) - I(q))^2 / (2 sigma_range^2)),
+// I the image extended by options.boundary (the window's samples outside the image, and
+// their range weights, are the rule's; fill_value under Boundary::constant). The output
+// is the image's extent and type (f64: float64; f32: float32; f16f32: float16 image,
+// float32 sums and output). f16 is refused (float16 sums of exponentials lose the small
+// weights). A NaN in a window makes its output NaN; so does an infinity (0 * inf).
+//   - sigma_spatial, sigma_range: finite, > 0 (sigma_range in the image's units).
+//   - radius: 0 chooses ceil(3 sigma_spatial), capped at max(width, height) - 1; a radius
+//     given must be at most max(width, height) - 1 (a larger window reaches past the
+//     image's own extent on every side) and, on CUDA, fit the shared tile (limit
+//     gpu_bilateral_tile: radius 44 in f32, 66 in f16f32, 28 in f64).
+//   - Accuracy: the output is a convex combination of the window's samples, each weight
+//     an exponential in the sums' type (u = 2^-24 in f32 and f16f32, 2^-53 in f64): within
+//     (2 n + 8) u max|I| of the float64 definition on the stored samples, n = (2 radius + 1)^2,
+//     max|I| over the image (and fill_value under Boundary::constant), plus one rounding
+//     of the output (tested).
+// Returns what ran and the radius used.
+inline constexpr int default_bilateral_radius = 0;
+
+namespace detail {
+BilateralDispatch bilateral_filter(halide_buffer_t *image, halide_buffer_t *output, double sigma_spatial,
+                                   double sigma_range, int radius, const BilateralOptions &options);
+}  // namespace detail
+
+template <typename TI, int DI, int NI, typename TO, int DO, int NO>
+BilateralDispatch bilateral_filter(Halide::Runtime::Buffer<TI, DI, NI> &image,
+                                   Halide::Runtime::Buffer<TO, DO, NO> &output, double sigma_spatial,
+                                   double sigma_range, int radius = default_bilateral_radius,
+                                   const BilateralOptions &options = {}) {
+    return detail::bilateral_filter(image.raw_buffer(), output.raw_buffer(), sigma_spatial, sigma_range, radius,
+                                    options);
+}
+
 // ---- Multi-channel convolution: C input channels, N kernels (the DNN setting) ----
 // Layouts, Halide dimension order (fastest first), channels innermost:
 //   image   (c, x, y):      C x W x H, i.e. H x W x C row-major (interleaved channels)
@@ -472,6 +510,7 @@ const char *to_string(Device device);
 const char *to_string(Banding banding);
 const char *to_string(Staging staging);
 const char *to_string(MultichannelAlgorithm algorithm);
+const char *to_string(BilateralAlgorithm algorithm);
 const char *to_string(Operation operation);
 // True for the algorithms that run on tensor cores in this build (none without CUDA).
 bool uses_tensor_cores(Algorithm algorithm);

@@ -63,6 +63,16 @@ struct PipelineOptions {
     Staging staging = Staging::fused;  // detect_edges: fused or stage by stage (same result)
 };
 
+// ---- Bilateral filter ----
+struct BilateralOptions {
+    BilateralAlgorithm algorithm = BilateralAlgorithm::automatic;
+    Precision precision = Precision::f32;   // f64, f32 or f16f32
+    Boundary boundary = Boundary::reflect;  // the window's samples outside the image
+    double fill_value = 0.0;                // Boundary::constant
+    Device device = Device::automatic;
+    Stream stream = nullptr;  // as Options::stream
+};
+
 // ---- Multi-channel convolution ----
 struct MultichannelOptions {
     MultichannelAlgorithm algorithm = MultichannelAlgorithm::automatic;
@@ -72,6 +82,13 @@ struct MultichannelOptions {
     double fill_value = 0.0;  // every out-of-image sample under Boundary::constant
     Device device = Device::automatic;
     Stream stream = nullptr;  // as Options::stream
+};
+
+struct BilateralDispatch {
+    Device device = Device::cpu;
+    BilateralAlgorithm algorithm = BilateralAlgorithm::direct;
+    std::string variant;  // the registry row that ran
+    int radius = 0;       // the window's radius (as given, or chosen)
 };
 
 struct MultichannelDispatch {
