@@ -16,8 +16,9 @@ struct BilateralStages {
     Halide::Var x, y;
     Halide::RDom r;  // the window: r.x, r.y from -radius to radius
     Halide::Expr radius;
-    Halide::Expr near_image;  // every position read is within one fold of the image (remap_index)
-    Halide::Type accumulator;
+    Halide::Expr out_width, out_height;  // extents of the output buffer
+    Halide::Expr near_image;             // every position read is within one fold of the image (remap_index)
+    Halide::Type storage, accumulator;
     Halide::Target target;
 };
 
