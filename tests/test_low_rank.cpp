@@ -426,6 +426,28 @@ TEST(LowRankAuto, PicksLowRankWhenItsRankScaledCostWins) {
     }
 }
 
+// With the built-in tables (the suite reads no wisdom file), Auto runs a Laplacian of
+// Gaussian as low_rank where the measurements say it is fastest: on the CPU at 1024^2 K = 31
+// (cpu-reference.json: 8.1 ms against fft's 9.9), on CUDA at 4096^2 K = 31 (h100.json: 0.27
+// ms against fft's 0.45); a kernel of rank 1 never (separable's, or whatever beats it).
+TEST(LowRankAuto, BuiltInTablesPickItForALaplacianOfGaussian) {
+    for (Device device : {Device::cpu, Device::cuda}) {
+        if (device == Device::cuda && !cuda_available()) {
+            continue;
+        }
+        SCOPED_TRACE(to_string(device));
+        Image ker;
+        Halide::Runtime::Buffer<> kernel = stored_kernel(laplacian_of_gaussian(31, 31, 31 / 8.0), Precision::f32, ker);
+        Options o;
+        o.device = device;
+        const int n = device == Device::cpu ? 1024 : 4096;
+        const Plan plan({n, n}, kernel, o);
+        EXPECT_EQ(plan.dispatch().algorithm, Algorithm::low_rank) << plan.dispatch().reason;
+        Halide::Runtime::Buffer<> rank1 = stored_kernel(sum_of_outer_products(31, 31, 1), Precision::f32, ker);
+        EXPECT_NE(Plan({n, n}, rank1, o).dispatch().algorithm, Algorithm::low_rank);
+    }
+}
+
 TEST(LowRankAuto, WisdomKeepsTheMeasuredRank) {
     Wisdom w;
     w.build_id = "b";
