@@ -530,8 +530,8 @@ TEST_F(Cli, InfoAndBenchQuick) {
     }
     r = run_cli("bench-quick --device cpu --sizes 48 --kernels 3,4 --reps 1");
     ASSERT_EQ(r.status, 0) << r.output;
-    for (const char *row : {"naive", "shared_tiled", "autoscheduled", "gaussian_blur", "gaussian_recursive",
-                            "edges_fused", "edges_staged"}) {
+    for (const char *row : {"naive", "shared_tiled", "autoscheduled", "gaussian_blur", "gaussian_recursive", "log_",
+                            "bilateral_r1", "bilateral_r2", "edges_fused", "edges_staged"}) {
         EXPECT_THAT(r.output, HasSubstr(row));
     }
     EXPECT_THAT(r.output, HasSubstr("    48    4"));

@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "halconv/float16.h"
+#include "kernel_spec.h"
 
 namespace halconv::cli {
 namespace {
@@ -219,6 +220,21 @@ int bench_quick_command(const std::vector<std::string> &args) {
                 row("gaussian_recursive", "f32", size, k,
                     median_ms(reps, out, [&] { gaussian_blur(image, out, k / 6.0, o, GaussianMethod::recursive); }));
             }
+            // A Laplacian of Gaussian (rank 2), as Auto runs it (low_rank where that is fastest).
+            const io::KernelTaps log =
+                io::parse_kernel_spec("log:sigma=" + std::to_string(k / 8.0) + ",size=" + std::to_string(k | 1));
+            Halide::Runtime::Buffer<float> log_kernel = plane_of(log.taps, log.width, log.height);
+            o.algorithm = Algorithm::automatic;
+            const Algorithm log_algorithm = correlate2d(image, log_kernel, out, o).algorithm;
+            row(std::string("log_") + to_string(log_algorithm), "f32", size, k,
+                median_ms(reps, out, [&] { correlate2d(image, log_kernel, out, o); }));
+            // The bilateral filter of radius k / 2 (sigma_spatial half of it, sigma_range 0.1).
+            BilateralOptions bo;
+            bo.device = device;
+            bo.boundary = Boundary::reflect;
+            const int radius = std::max(1, std::min(k / 2, size - 1));
+            row("bilateral_r" + std::to_string(radius), "f32", size, k,
+                median_ms(reps, out, [&] { bilateral_filter(image, out, radius / 2.0, 0.1, radius, bo); }));
         }
         Halide::Runtime::Buffer<> edges(halide_type_of<uint8_t>(), size, size);
         PipelineOptions po;
