@@ -135,3 +135,5 @@ halconv_api(bilateral ENUM BilateralAlgorithm AUTOMATIC "direct on every device"
 halconv_variant(direct cpu bilateral cpu_tiled MODES same
     DOC "the window's weighted sums on CUDA cores / CPU vectors (GPU: the tile and its apron in shared memory)")
 halconv_variant(direct cuda bilateral gpu_tiled MODES same REQUIRES gpu_bilateral_tile gpu_grid_width)
+halconv_variant(kernel_image_unroll cuda bilateral_tensor_core kernel_image_m32n8k16 MODES same REQUIRES gpu_grid_width
+    DOC "tensor cores, f16f32: seed 003's kernel-image-loop unrolling (WMMA m32n8k16), numerator and denominator as products with the spatial weights")

@@ -121,6 +121,8 @@ halconv_generator(recursive_gaussian SIGNATURE recursive_gaussian SCHEDULE_PARAM
 halconv_generator(recursive_gaussian_cuda SIGNATURE recursive_gaussian SCHEDULE_PARAM form
                   PRECISIONS f64 f32 f16f32 TYPED input output)
 halconv_generator(bilateral SIGNATURE bilateral SCHEDULE_PARAM schedule PRECISIONS f64 f32 f16f32 TYPED input output)
+halconv_generator(bilateral_tensor_core SIGNATURE bilateral SCHEDULE_PARAM layout PRECISIONS f16f32 TYPED input output
+                  TENSOR_CORES)
 
 # halconv_api(<api> [ENUM <name>] [AUTOMATIC "<doc>"]): the rows that follow belong to
 # entry point <api>; its algorithms form the public enum <name> (value 0 `automatic`

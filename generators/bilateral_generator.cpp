@@ -9,9 +9,13 @@
 // image, and their range weights, are the rule's). The centre's weight is 1, so the
 // denominator is at least 1. Sums in the precision's accumulator type (float32 for
 // f16f32); the output covers the image (its mins are the image's).
+#include <map>
+
 #include "Halide.h"
 #include "bilateral_schedules.h"
+#include "contract.h"
 #include "conv_common.h"
+#include "tensor_core_schedules.h"
 
 namespace halconv::gen {
 
@@ -84,6 +88,51 @@ private:
     }
 };
 
+enum class BilateralLayout { kernel_image_m32n8k16 };
+inline const std::map<std::string, BilateralLayout> bilateral_layout_names = {
+    {"kernel_image_m32n8k16", BilateralLayout::kernel_image_m32n8k16}};
+
+// halconv_bilateral_tensor_core: the same filter through seed 003's kernel-image-loop
+// unrolling on tensor cores (runtime_kernels/bilateral/halconv_bl.h), float16 operands and
+// float32 sums: a Halide stage extends and places the float16 image, the extern stage sums.
+class BilateralTensorCore : public Halide::Generator<BilateralTensorCore> {
+public:
+    GeneratorParam<Precision> precision{"precision", Precision::f16f32, precision_names};
+    GeneratorParam<BilateralLayout> layout{"layout", BilateralLayout::kernel_image_m32n8k16, bilateral_layout_names};
+
+    Input<Buffer<void, 2>> input{"input"};
+    Input<int32_t> boundary{"boundary"};
+    Input<double> fill{"fill"};
+    Input<double> sigma_spatial{"sigma_spatial"};
+    Input<double> sigma_range{"sigma_range"};
+    Input<int32_t> radius{"radius"};
+    Output<Buffer<void, 2>> output{"output"};
+
+    void generate() {
+        require_types("bilateral_tensor_core", precision, input, input, output);
+        require(precision == Precision::f16f32,
+                "bilateral_tensor_core: float16 operands, float32 sums: precision f16f32 only");
+        require(get_target().has_feature(Halide::Target::CUDA),
+                "bilateral_tensor_core: the extern stage needs a CUDA target");
+        // ALGORITHM
+        Var x{"x"}, y{"y"};
+        const Expr width = 2 * radius + 1;
+        const Expr near = reads_within_one_fold(input, input, width, width, radius, radius);
+        Func padded = extend_by_rule(input, boundary, Halide::cast(Halide::Float(16), fill), near, x, y);
+        Func extended{"extended"};
+        extended(x, y) = padded(x - radius, y - radius);  // output (x, y)'s window starts here
+        const std::string layout_name = name_in(bilateral_layout_names, BilateralLayout(layout));
+        Func sum{"bilateral_" + layout_name};
+        sum.define_extern(rk::contract::bilateral_entry(layout_name, precision_name(precision)),
+                          {extended, sigma_spatial, sigma_range, radius}, Halide::Float(32), {x, y},
+                          Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+        output = sum;
+        // SCHEDULE: the extended image one thread per sample; the sums are the extern stage's.
+        sched::schedule_extended_image_gpu(extended, x, y);
+    }
+};
+
 }  // namespace halconv::gen
 
 HALIDE_REGISTER_GENERATOR(halconv::gen::Bilateral, halconv_bilateral)
+HALIDE_REGISTER_GENERATOR(halconv::gen::BilateralTensorCore, halconv_bilateral_tensor_core)

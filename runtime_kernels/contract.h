@@ -72,6 +72,12 @@ inline std::string separable_entry(std::string_view form, std::string_view preci
     return "halconv_sep_" + std::string(form) + "_" + std::string(precision);
 }
 
+// Entry point of the bilateral filter on tensor cores: halconv_bl_<layout>_<precision>
+// (bilateral/halconv_bl.h).
+inline std::string bilateral_entry(std::string_view layout, std::string_view precision) {
+    return "halconv_bl_" + std::string(layout) + "_" + std::string(precision);
+}
+
 // Entry point of the recursive Gaussian on CUDA: halconv_rg_<form>_<precision>
 // (recursive/halconv_rg.h).
 inline std::string recursive_gaussian_entry(std::string_view form, std::string_view precision) {

@@ -3,8 +3,10 @@
 // device; the radius rule and the errors it owes.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "image_io.h"
 #include "registry.h"
@@ -235,6 +237,86 @@ TEST(BilateralLimits, GpuTileRadiusPerPrecision) {
         r.kernel_width = r.kernel_height = 2 * largest + 3;
         EXPECT_THAT(internal::limit_gpu_bilateral_tile(r, row),
                     HasSubstr("allowed up to radius " + std::to_string(largest)));
+    }
+}
+
+// The tensor-core variant (seed 003's kernel-image-loop unrolling, f16f32): its operands
+// are float16, so each of the products ws wr I and ws wr is rounded once more (relative
+// 2^-11 each, and the spatial weight too): the numerator and the denominator are each
+// within 2 2^-11 of theirs, the quotient within 2^-9 max|I|, beside the CUDA-core bound.
+TEST(BilateralTensorCore, MatchesTheReferenceOnEveryBoundary) {
+    if (!cuda_available()) {
+        GTEST_SKIP() << "no CUDA device on this machine: GPU variants are tested on a GPU machine (scripts/gpu-check)";
+    }
+    for (Extent2d shape : {Extent2d{1, 1}, Extent2d{7, 3}, Extent2d{33, 17}, Extent2d{70, 41}}) {
+        Image img;
+        Halide::Runtime::Buffer<> image =
+            random_buffer(storage_type(Precision::f16f32), shape.width, shape.height, img, 0.0, 1.0);
+        // Radius 9 spans two products of 16 window columns per row.
+        for (const auto &[sigma_s, sigma_r, radius] :
+             {std::tuple{1.0, 0.1, 1}, std::tuple{2.0, 0.2, 3}, std::tuple{4.0, 0.1, 9}}) {
+            const int r = std::min(radius, std::max(shape.width, shape.height) - 1);
+            if (r < 1) {
+                continue;
+            }
+            for (Boundary b :
+                 {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
+                SCOPED_TRACE(std::to_string(shape.width) + "x" + std::to_string(shape.height) + " radius " +
+                             std::to_string(r) + " " + to_string(b));
+                BilateralOptions o;
+                o.algorithm = BilateralAlgorithm::kernel_image_unroll;
+                o.precision = Precision::f16f32;
+                o.device = Device::cuda;
+                o.boundary = b;
+                o.fill_value = 0.375;
+                Halide::Runtime::Buffer<> out(output_type(Precision::f16f32), shape.width, shape.height);
+                poison(out);
+                const BilateralDispatch d = bilateral_filter(image, out, sigma_s, sigma_r, r, o);
+                EXPECT_EQ(d.algorithm, BilateralAlgorithm::kernel_image_unroll);
+                out.copy_to_host();
+                const Image want = reference_bilateral(img, sigma_s, sigma_r, r, b, o.fill_value);
+                double m = 0.375;
+                for (double v : img.data) {
+                    m = std::max(m, std::fabs(v));
+                }
+                const double tol = 0x1p-9 * m + tolerance(Precision::f16f32, r, m);
+                for (size_t i = 0; i < want.data.size(); i++) {
+                    ASSERT_NEAR(load(out, i), want.data[i], tol) << i;
+                }
+            }
+        }
+    }
+    // float16 operands only: f32 is refused, naming the precision.
+    Image img;
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f32), 9, 9, img, 0.0, 1.0);
+    Halide::Runtime::Buffer<> out(output_type(Precision::f32), 9, 9);
+    BilateralOptions o;
+    o.algorithm = BilateralAlgorithm::kernel_image_unroll;
+    o.device = Device::cuda;
+    try {
+        bilateral_filter(image, out, 1.0, 0.1, 2, o);
+        FAIL() << "f32 ran on the tensor cores";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::unsupported);
+        EXPECT_THAT(e.what(), HasSubstr("f32"));
+    }
+}
+
+// Where there is no CUDA, the tensor-core variant is refused saying so.
+TEST(BilateralTensorCore, RefusedOnTheCpu) {
+    Image img;
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f16f32), 9, 9, img, 0.0, 1.0);
+    Halide::Runtime::Buffer<> out(output_type(Precision::f16f32), 9, 9);
+    BilateralOptions o;
+    o.algorithm = BilateralAlgorithm::kernel_image_unroll;
+    o.precision = Precision::f16f32;
+    o.device = Device::cpu;
+    try {
+        bilateral_filter(image, out, 1.0, 0.1, 2, o);
+        FAIL() << "the tensor-core variant ran on the CPU";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::unsupported);
+        EXPECT_THAT(e.what(), HasSubstr("no variant on device cpu"));
     }
 }
 

@@ -391,6 +391,11 @@ Device unsharp_mask(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime:
 //     the float64 definition on the stored samples, n = (2 radius + 1)^2,
 //     max|I| over the image (and fill_value under Boundary::constant), plus one rounding
 //     of the output (tested).
+//   - Algorithms (BilateralOptions::algorithm; auto is direct): direct, the window's sums
+//     on CPU vectors / CUDA cores; kernel_image_unroll, CUDA and f16f32 only, seed 003's
+//     tensor-core formulation (kernel-image-loop unrolling, WMMA m32n8k16: the numerator
+//     and the denominator as products with the spatial weights, float16 operands), for
+//     rerunning the paper's comparison: its float16 products add 2^-9 max|I| to the bound.
 // Returns what ran and the radius used.
 inline constexpr int default_bilateral_radius = 0;
 
