@@ -539,9 +539,8 @@ void accuracy_report(Run &run, Table &table) {
     }
 }
 
-// Starts a row of a report timed against the one-pass memory floor (pipelines, separable,
-// recursive) with the columns they share: device, extent, times, floor and fraction of it.
-void add_timed_row(Table &table, const Run &run, int width, int height, const Timing &t, double floor_ms) {
+// Starts a row of a timed report with the columns they all have: device, extent, times.
+void add_timing_row(Table &table, const Run &run, int width, int height, const Timing &t) {
     table.add_row();
     table.set("device", run.prop.name);
     table.set("width", int64_t(width));
@@ -549,6 +548,12 @@ void add_timed_row(Table &table, const Run &run, int width, int height, const Ti
     table.set("median_ms", t.median_ms);
     table.set("min_ms", t.min_ms);
     table.set("max_ms", t.max_ms);
+}
+
+// The same for a report timed against the one-pass memory floor (pipelines, separable,
+// recursive): the floor and the fraction of it too.
+void add_timed_row(Table &table, const Run &run, int width, int height, const Timing &t, double floor_ms) {
+    add_timing_row(table, run, width, height, t);
     table.set("memory_floor_ms", floor_ms);
     table.set("fraction_of_memory_floor", floor_ms / t.median_ms);
 }
@@ -877,17 +882,11 @@ void low_rank_report(Run &run, Table &table) {
                 const std::string shown = difference >= 0 ? std::to_string(difference) : "-";
                 std::printf("%-16s %-34s %5dx%-5d %4d %4d %10.4f %10s\n", to_string(a),
                             plan->dispatch().variant.c_str(), w, h, k, rank, t.median_ms, shown.c_str());
-                table.add_row();
-                table.set("device", run.prop.name);
+                add_timing_row(table, run, w, h, t);
                 table.set("algorithm", to_string(a));
                 table.set("variant", plan->dispatch().variant);
-                table.set("width", int64_t(w));
-                table.set("height", int64_t(h));
                 table.set("k", int64_t(k));
                 table.set("rank", int64_t(rank));
-                table.set("median_ms", t.median_ms);
-                table.set("min_ms", t.min_ms);
-                table.set("max_ms", t.max_ms);
                 if (difference >= 0) {
                     table.set("max_abs_difference", difference);
                 }
@@ -929,16 +928,10 @@ void bilateral_report(Run &run, Table &table) {
                 const std::string shown = difference >= 0 ? std::to_string(difference) : "-";
                 std::printf("%-34s %-7s %5dx%-5d %6d %10.4f %10.0f %10s\n", variant.c_str(), precision, w, h, radius,
                             t.median_ms, mpix, shown.c_str());
-                table.add_row();
-                table.set("device", run.prop.name);
+                add_timing_row(table, run, w, h, t);
                 table.set("variant", variant);
                 table.set("precision", precision);
-                table.set("width", int64_t(w));
-                table.set("height", int64_t(h));
                 table.set("radius", int64_t(radius));
-                table.set("median_ms", t.median_ms);
-                table.set("min_ms", t.min_ms);
-                table.set("max_ms", t.max_ms);
                 table.set("mpixel_per_s", mpix);
                 if (difference >= 0) {
                     table.set("max_abs_difference", difference);
