@@ -7,7 +7,7 @@
 namespace halconv::internal {
 
 BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int offset_x, int offset_y,
-                       size_t storage_bytes, size_t output_bytes, int band_rows, int row_multiple) {
+                       size_t storage_bytes, size_t output_bytes, int band_rows, int row_multiple, int halo_ratio) {
     BandLayout l;
     l.image = image;
     l.kernel = kernel;
@@ -21,7 +21,8 @@ BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int off
         const size_t out_row = size_t(output.width) * output_bytes;
         const size_t halo = size_t(kernel.height - 1) * slab_row;
         const size_t fit = band_target_bytes > halo ? (band_target_bytes - halo) / (slab_row + out_row) : 0;
-        band_rows = int(std::min<size_t>(std::max<size_t>({fit, size_t(kernel.height), 1}), size_t(output.height)));
+        const size_t halo_bound = size_t(halo_ratio) * size_t(kernel.height - 1);
+        band_rows = int(std::min<size_t>(std::max<size_t>({fit, halo_bound, 1}), size_t(output.height)));
     }
     const int64_t rounded = (int64_t(band_rows) + row_multiple - 1) / row_multiple * row_multiple;
     l.band_rows = int(std::min<int64_t>(rounded, output.height));
@@ -29,18 +30,26 @@ BandLayout band_layout(Extent2d image, Extent2d kernel, Extent2d output, int off
     return l;
 }
 
+bool exceeds_one_shot(Extent2d image, Extent2d kernel, Extent2d output) {
+    const int64_t width = (int64_t(std::max(image.width, output.width)) + kernel.width - 1 + 63) / 64 * 64;
+    const int64_t height = int64_t(std::max(image.height, output.height)) + kernel.height - 1;
+    return width * height / 8 * 9 > pipeline_max_elements;
+}
+
 bool wants_bands(const Options &o, Device device, const halide_buffer_t *image, const halide_buffer_t *output,
-                 size_t workspace_bytes) {
+                 size_t workspace_bytes, bool too_large) {
     const auto host_only = [](const halide_buffer_t *b) { return b->host != nullptr && b->device == 0; };
     if (o.bands.banding == Banding::never) {
         return false;
     }
     if (!host_only(image) || !host_only(output)) {
-        // Device-resident buffers fit by definition: bands only spread them over GPUs, when asked.
+        // Device-resident buffers fit in memory by definition: bands spread them over GPUs
+        // when asked, or cut a call too large for one pipeline.
         const auto on_device = [](const halide_buffer_t *b) { return b->device != 0 && !b->host_dirty(); };
-        return o.bands.banding == Banding::always && device == Device::cuda && on_device(image) && output->device != 0;
+        return (o.bands.banding == Banding::always || too_large) && device == Device::cuda && on_device(image) &&
+               output->device != 0;
     }
-    if (o.bands.banding == Banding::always) {
+    if (o.bands.banding == Banding::always || too_large) {
         return true;
     }
     if (device != Device::cuda) {
@@ -53,7 +62,30 @@ bool wants_bands(const Options &o, Device device, const halide_buffer_t *image, 
     return bytes(image) + bytes(output) + workspace_bytes > cuda_free_bytes() / 10 * 9;
 }
 
-void copy_slab_rows(const BandCall &call, int band, void *slab, uint8_t *row_is_fill) {
+BandQueue::BandQueue(int bands, int lanes) {
+    for (int i = 0; i < lanes; i++) {
+        shares_.push_back({int(int64_t(bands) * i / lanes), int(int64_t(bands) * (i + 1) / lanes)});
+    }
+}
+
+int BandQueue::next(int lane) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::pair<int, int> &own = shares_[size_t(lane)];
+    if (own.first == own.second) {
+        const auto largest = std::max_element(shares_.begin(), shares_.end(), [](const auto &a, const auto &b) {
+            return a.second - a.first < b.second - b.first;
+        });
+        const int left = largest->second - largest->first;
+        if (left == 0) {
+            return -1;
+        }
+        own = {largest->second - (left + 1) / 2, largest->second};
+        largest->second = own.first;
+    }
+    return own.first++;
+}
+
+void copy_slab_rows(const BandCall &call, int band, void *slab, uint8_t *row_is_fill, int first_row) {
     const BandLayout &l = call.layout;
     const Extent2d s = l.slab(l.rows_of(band));
     const size_t e = l.storage_bytes;
@@ -61,7 +93,7 @@ void copy_slab_rows(const BandCall &call, int band, void *slab, uint8_t *row_is_
     for (int r = 0; r < s.height; r++) {
         const int64_t y = l.source_row(band, r, call.boundary);
         row_is_fill[r] = y < 0;
-        if (y >= 0) {
+        if (y >= 0 && r >= first_row) {
             std::memcpy(static_cast<uint8_t *>(slab) + (size_t(r) * size_t(l.slab_pitch()) + l.offset_x) * e,
                         call.image->host + size_t(y) * pitch, size_t(l.image.width) * e);
         }
@@ -113,9 +145,11 @@ void run_bands_cpu(const BandCall &call) {
     const int last_rows = l.rows_of(l.bands - 1);
     const Plan last = last_rows == l.band_rows ? full : call.plan_for(last_rows);
     const size_t out_pitch = size_t(call.output->dim[1].stride) * l.output_bytes;
+    const size_t slab_row = size_t(l.slab_pitch()) * l.storage_bytes;
     for (int b = 0; b < l.bands; b++) {
-        const int rows = l.rows_of(b);
-        copy_slab_rows(call, b, slab.data(), row_is_fill.data());
+        const int rows = l.rows_of(b), kept = l.kept_rows(b - 1, b);
+        std::memcpy(slab.data(), slab.data() + size_t(l.band_rows) * slab_row, size_t(kept) * slab_row);
+        copy_slab_rows(call, b, slab.data(), row_is_fill.data(), kept);
         const bool any_fill = std::any_of(row_is_fill.begin(), row_is_fill.begin() + l.slab(rows).height,
                                           [](uint8_t f) { return f != 0; });
         rk::band_fill_pads_host(pads_of(call, b, slab.data(), row_is_fill.data(), any_fill));

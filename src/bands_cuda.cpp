@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "bands.h"
@@ -130,9 +131,16 @@ struct DeviceView {
 
 // Lets the current device read and write `peer`'s memory directly (NVLink or PCIe) where
 // the two can; elsewhere cudaMemcpyDefault copies go through the host, slower but right.
+// Asked once per pair and process (the driver answers an error to a second request).
 void enable_peer_access(int peer) {
+    static std::mutex mutex;
+    static std::set<std::pair<int, int>> asked;
     int device = 0, can = 0;
     check_cuda(cudaGetDevice(&device), "querying the current device");
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!asked.insert({device, peer}).second) {
+        return;
+    }
     if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || !can) {
         cudaGetLastError();
         return;
@@ -169,41 +177,47 @@ std::vector<int> band_devices(const BandOptions &o) {
     return o.devices;
 }
 
-// One band through one lane, returning when its rows are in the output.
-void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, Memory image_memory, Memory output_memory) {
+// One band through one lane, returning when its rows are in the output. The slab's first
+// `kept` rows are the last of the lane's previous band's slab (BandLayout::kept_rows).
+void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, int kept, Memory image_memory,
+              Memory output_memory) {
     const BandLayout &l = call.layout;
     const int rows = l.rows_of(band);
     const Extent2d s = l.slab(rows);
     const size_t e = l.storage_bytes, slab_pitch = size_t(l.slab_pitch()) * e;
     const size_t image_pitch = size_t(call.image->dim[1].stride) * e;
     auto *slab = static_cast<uint8_t *>(lane.device_slab);
-    bool any_fill = false;
+    check_cuda(cudaMemcpyAsync(slab, slab + size_t(l.band_rows) * slab_pitch, size_t(kept) * slab_pitch,
+                               cudaMemcpyDeviceToDevice, lane.stream),
+               "moving a band's halo rows within its slab");
     if (image_memory != Memory::pageable) {
         // Runs of slab rows that read consecutive image rows: one 2D copy each.
         for (int r = 0; r < s.height;) {
             const int64_t y = l.source_row(band, r, call.boundary);
             int n = 1;
             lane.host_flags[r] = y < 0;
-            any_fill |= y < 0;
             while (r + n < s.height && y >= 0 && l.source_row(band, r + n, call.boundary) == y + n) {
                 lane.host_flags[r + n] = 0;
                 n++;
             }
-            if (y >= 0) {
-                check_cuda(cudaMemcpy2DAsync(slab + size_t(r) * slab_pitch + size_t(l.offset_x) * e, slab_pitch,
-                                             base_of(call.image, image_memory) + size_t(y) * image_pitch, image_pitch,
-                                             size_t(l.image.width) * e, size_t(n), cudaMemcpyDefault, lane.stream),
-                           "copying a band's rows to the device");
+            const int skip = std::clamp(kept - r, 0, n);  // rows already in the slab
+            if (y >= 0 && skip < n) {
+                check_cuda(
+                    cudaMemcpy2DAsync(slab + size_t(r + skip) * slab_pitch + size_t(l.offset_x) * e, slab_pitch,
+                                      base_of(call.image, image_memory) + size_t(y + skip) * image_pitch, image_pitch,
+                                      size_t(l.image.width) * e, size_t(n - skip), cudaMemcpyDefault, lane.stream),
+                    "copying a band's rows to the device");
             }
             r += n;
         }
     } else {
-        void *staged = lane.staging(lane.staged_slab, lane.slab_bytes);
-        copy_slab_rows(call, band, staged, lane.host_flags);
-        any_fill = std::any_of(lane.host_flags, lane.host_flags + s.height, [](uint8_t f) { return f != 0; });
-        check_cuda(cudaMemcpyAsync(slab, staged, slab_pitch * size_t(s.height), cudaMemcpyHostToDevice, lane.stream),
+        auto *staged = static_cast<uint8_t *>(lane.staging(lane.staged_slab, lane.slab_bytes));
+        copy_slab_rows(call, band, staged, lane.host_flags, kept);
+        check_cuda(cudaMemcpyAsync(slab + size_t(kept) * slab_pitch, staged + size_t(kept) * slab_pitch,
+                                   slab_pitch * size_t(s.height - kept), cudaMemcpyHostToDevice, lane.stream),
                    "copying a band's slab to the device");
     }
+    const bool any_fill = std::any_of(lane.host_flags, lane.host_flags + s.height, [](uint8_t f) { return f != 0; });
     check_cuda(
         cudaMemcpyAsync(lane.device_flags, lane.host_flags, size_t(s.height), cudaMemcpyHostToDevice, lane.stream),
         "copying a band's row flags");
@@ -277,7 +291,7 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
         }
     }
 
-    std::atomic<int> next{0};
+    BandQueue queue(l.bands, int(resources.lanes.size()));
     std::atomic<bool> failed{false};
     std::mutex error_mutex;
     std::exception_ptr error;
@@ -287,8 +301,8 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
             t.join();
         }
     };
-    for (const std::unique_ptr<Lane> &lane_ptr : resources.lanes) {
-        const auto work = [&, lane = lane_ptr.get()] {
+    for (size_t index = 0; index < resources.lanes.size(); index++) {
+        const auto work = [&, lane = resources.lanes[index].get(), index = int(index)] {
             try {
                 check_cuda(cudaSetDevice(lane->device), "selecting a band's device");
                 if (on_device && lane->device != home) {
@@ -297,8 +311,10 @@ void run_bands_cuda(const BandCall &call, BandResources &resources) {
                 const Plan full = call.plan_for(l.band_rows);
                 const int last_rows = l.rows_of(l.bands - 1);
                 const Plan last = last_rows == l.band_rows ? full : call.plan_for(last_rows);
-                for (int b = next++; b < l.bands && !failed; b = next++) {
-                    run_band(call, *lane, l.rows_of(b) == l.band_rows ? full : last, b, image_memory, output_memory);
+                int previous = -1;
+                for (int b = queue.next(index); b >= 0 && !failed; previous = b, b = queue.next(index)) {
+                    run_band(call, *lane, l.rows_of(b) == l.band_rows ? full : last, b, l.kept_rows(previous, b),
+                             image_memory, output_memory);
                 }
             } catch (...) {
                 std::lock_guard<std::mutex> g(error_mutex);

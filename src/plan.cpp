@@ -670,7 +670,8 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
     call.layout = internal::band_layout(
         s.image, s.kernel, s.output, internal::mode_offset(s.kernel.width, o.mode, flip),
         internal::mode_offset(s.kernel.height, o.mode, flip), s.types.storage.bytes(), s.types.output.bytes(),
-        o.bands.band_rows, s.row->tensor_cores ? int(halconv_tc_row_phase) : 1);
+        o.bands.band_rows, s.row->tensor_cores ? int(halconv_tc_row_phase) : 1,
+        image->device != 0 ? internal::band_halo_ratio : 1);
     // Valid mode reads the caller's image as it is.
     call.layout.tma_rows =
         o.mode != Mode::valid ||
@@ -730,9 +731,20 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
     internal::check_unit_stride(output, "output");
     internal::check_no_overlap(image, "image", output, "output");
     const bool flip = s.operation == Operation::convolve;
-    if (internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes())) {
+    const bool too_large = internal::exceeds_one_shot(s.image, s.kernel, s.output);
+    if (internal::wants_bands(o, s.dispatch.device, image, output, workspace_bytes(), too_large)) {
         run_in_bands(s, image, output, stream);
         return;
+    }
+    if (too_large) {
+        throw Error(ErrorCode::unsupported,
+                    "a call on a " + internal::shape_text(s.image.width, s.image.height) + " image with a " +
+                        internal::shape_text(s.kernel.width, s.kernel.height) +
+                        " kernel needs buffers beyond the one-shot pipelines' 2^31 - 1 elements; " +
+                        (o.bands.banding == Banding::never
+                             ? std::string("Banding::automatic or always runs it in row bands")
+                             : std::string("row bands run it with both buffers on the host or both in the "
+                                           "CUDA device's memory")));
     }
     const int ox = internal::mode_offset(s.kernel.width, o.mode, flip) + output->dim[0].min - image->dim[0].min;
     const int oy = internal::mode_offset(s.kernel.height, o.mode, flip) + output->dim[1].min - image->dim[1].min;

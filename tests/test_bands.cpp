@@ -2,6 +2,10 @@
 // reference's, and banded CPU plans against one-shot ones (bit for bit for the direct
 // sums, within the FFT bound for fft). The CUDA runs are in test_plan_gpu.cpp.
 #include <gmock/gmock.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <thread>
 
 #include "bands.h"
 #include "test_support.h"
@@ -72,10 +76,14 @@ TEST(BandLayout, ChosenRowsKeepABandWithinItsTarget) {
     EXPECT_LE(bytes, internal::band_target_bytes);
     EXPECT_GT(bytes, internal::band_target_bytes / 2);
     EXPECT_EQ(l.bands, (32768 + l.band_rows - 1) / l.band_rows);
-    // A kernel taller than what fits: at least the kernel's height, so the halo stays
-    // under half a slab.
-    const BandLayout tall = band_layout({1 << 20, 4096}, {3, 1023}, {1 << 20, 4096}, 1, 511, 4, 4, 0);
-    EXPECT_EQ(tall.band_rows, 1023);
+    // A kernel taller than what fits: at least its halo's rows (the halo kept between
+    // neighbouring bands); with a halo ratio (device-resident calls) that many times the
+    // halo, so it adds at most that fraction to a band's work; never more rows than the
+    // output has.
+    const BandLayout tall = band_layout({1 << 20, 8192}, {3, 511}, {1 << 20, 8192}, 1, 255, 4, 4, 0);
+    EXPECT_EQ(tall.band_rows, 510);
+    EXPECT_EQ(band_layout({1 << 20, 8192}, {3, 511}, {1 << 20, 8192}, 1, 255, 4, 4, 0, 1, 8).band_rows, 8 * 510);
+    EXPECT_EQ(band_layout({1 << 20, 4096}, {3, 1023}, {1 << 20, 4096}, 1, 511, 4, 4, 0, 1, 8).band_rows, 4096);
 }
 
 TEST(BandLayout, SourceRowsFollowTheBoundaryOfTheWholeImage) {
@@ -95,6 +103,128 @@ TEST(BandLayout, SourceRowsFollowTheBoundaryOfTheWholeImage) {
     EXPECT_EQ(l.source_row(0, 0, Boundary::constant), -1);
     EXPECT_EQ(l.source_row(1, 0, Boundary::constant), 2);
     EXPECT_EQ(l.source_row(4, 7, Boundary::mirror), 17);  // last band (rows 16..19): row 21 mirrors to 17
+}
+
+TEST(BandLayout, ConsecutiveBandsKeepTheHaloTheyShare) {
+    const BandLayout l = band_layout({30, 40}, {3, 7}, {30, 40}, 1, 3, 4, 4, 6);
+    EXPECT_EQ(l.kept_rows(2, 3), 6);   // the band above: its slab's last 6 rows are this one's first
+    EXPECT_EQ(l.kept_rows(-1, 0), 0);  // a lane's first band
+    EXPECT_EQ(l.kept_rows(1, 3), 0);   // not the band above
+    EXPECT_EQ(l.kept_rows(4, 3), 0);
+    // The kept rows are those the two slabs share: same source rows under every boundary.
+    for (Boundary b : all_boundaries) {
+        for (int band = 1; band < l.bands; band++) {
+            for (int r = 0; r < l.kept_rows(band - 1, band); r++) {
+                EXPECT_EQ(l.source_row(band, r, b), l.source_row(band - 1, l.band_rows + r, b));
+            }
+        }
+    }
+    // Rows that would land on themselves (halo taller than the band): none kept.
+    EXPECT_EQ(band_layout({30, 40}, {3, 7}, {30, 40}, 1, 3, 4, 4, 5).kept_rows(2, 3), 0);
+    EXPECT_EQ(band_layout({30, 40}, {3, 1}, {30, 40}, 1, 0, 4, 4, 5).kept_rows(2, 3), 0);  // no halo
+}
+
+// Every band handed out exactly once, in contiguous shares, the idle taking the back half
+// of the largest share.
+TEST(BandQueue, ContiguousSharesThenTheBackHalfOfTheLargest) {
+    internal::BandQueue one(5, 1);
+    for (int b = 0; b < 5; b++) {
+        EXPECT_EQ(one.next(0), b);
+    }
+    EXPECT_EQ(one.next(0), -1);
+
+    internal::BandQueue q(10, 3);  // shares [0, 3), [3, 6), [6, 10)
+    EXPECT_EQ(q.next(0), 0);
+    EXPECT_EQ(q.next(1), 3);
+    EXPECT_EQ(q.next(2), 6);
+    EXPECT_EQ(q.next(0), 1);
+    EXPECT_EQ(q.next(0), 2);
+    EXPECT_EQ(q.next(0), 8);  // lane 2 has 7, 8, 9 left: lane 0 takes 8 and 9
+    EXPECT_EQ(q.next(2), 7);
+    EXPECT_EQ(q.next(2), 5);  // lane 1 has 4, 5 left: lane 2 takes the back one
+    EXPECT_EQ(q.next(1), 4);
+    EXPECT_EQ(q.next(0), 9);
+    EXPECT_EQ(q.next(1), -1);
+    EXPECT_EQ(q.next(0), -1);
+    EXPECT_EQ(q.next(2), -1);
+}
+
+TEST(BandQueue, EveryBandOnceUnderContention) {
+    for (int lanes : {1, 2, 3, 8, 40}) {
+        for (int bands : {1, 2, 7, 64, 1000}) {
+            internal::BandQueue q(bands, lanes);
+            std::vector<std::vector<int>> got(static_cast<size_t>(lanes));
+            std::vector<std::thread> threads;
+            for (int lane = 0; lane < lanes; lane++) {
+                threads.emplace_back([&, lane] {
+                    for (int b = q.next(lane); b >= 0; b = q.next(lane)) {
+                        got[size_t(lane)].push_back(b);
+                    }
+                });
+            }
+            for (std::thread &t : threads) {
+                t.join();
+            }
+            std::vector<int> all;
+            for (const std::vector<int> &g : got) {
+                all.insert(all.end(), g.begin(), g.end());
+            }
+            std::sort(all.begin(), all.end());
+            ASSERT_EQ(all.size(), size_t(bands)) << lanes << " lanes, " << bands << " bands";
+            for (int b = 0; b < bands; b++) {
+                ASSERT_EQ(all[size_t(b)], b);
+            }
+        }
+    }
+}
+
+TEST(BandLayout, OneShotCallsBeyondThePipelinesBufferLimit) {
+    EXPECT_FALSE(internal::exceeds_one_shot({32768, 32768}, {127, 127}, {32768, 32768}));
+    EXPECT_FALSE(internal::exceeds_one_shot({40000, 40000}, {31, 31}, {40000, 40000}));
+    EXPECT_TRUE(internal::exceeds_one_shot({65536, 65536}, {3, 3}, {65536, 65536}));
+    EXPECT_TRUE(internal::exceeds_one_shot({1 << 30, 2}, {3, 3}, {1 << 30, 2}));
+    EXPECT_TRUE(internal::exceeds_one_shot({44000, 44000}, {3, 3}, {44000, 44000}));  // the transforms' margin
+    // The kernel's halo and a full-mode output count.
+    EXPECT_FALSE(internal::exceeds_one_shot({40000, 45000}, {3, 3}, {40000, 45000}));
+    EXPECT_TRUE(internal::exceeds_one_shot({40000, 45000}, {3, 3001}, {40000, 48000}));
+}
+
+// A 65536^2 call (2^32 samples in address space reserved without access: a read would
+// fault) runs in bands under Banding::automatic and is refused, before anything is read,
+// under Banding::never.
+TEST(BandLayout, TooLargeCallsBandOrAreRefused) {
+    const size_t bytes = size_t(65536) * 65536 * sizeof(float);
+    void *reserved = mmap(nullptr, 2 * bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ASSERT_NE(reserved, MAP_FAILED);
+    halide_dimension_t dims[2] = {{0, 65536, 1, 0}, {0, 65536, 65536, 0}};
+    halide_buffer_t image{}, output{};
+    image.host = static_cast<uint8_t *>(reserved);
+    output.host = static_cast<uint8_t *>(reserved) + bytes;
+    for (halide_buffer_t *b : {&image, &output}) {
+        b->type = halide_type_of<float>();
+        b->dimensions = 2;
+        b->dim = dims;
+    }
+    Options o;
+    o.device = Device::cpu;
+    EXPECT_TRUE(internal::wants_bands(o, Device::cpu, &image, &output, 0, true));
+    EXPECT_FALSE(internal::wants_bands(o, Device::cpu, &image, &output, 0, false));
+    o.bands.banding = Banding::never;
+    EXPECT_FALSE(internal::wants_bands(o, Device::cpu, &image, &output, 0, true));
+
+    Halide::Runtime::Buffer<float> kernel(3, 3);
+    kernel.fill(1.0f);
+    o.algorithm = Algorithm::shared_tiled;
+    const Plan plan({65536, 65536}, kernel, o);
+    try {
+        plan.run(&image, &output, nullptr);
+        ADD_FAILURE() << "a one-shot call of 2^32 samples ran";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::unsupported);
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("65536 x 65536 image with a 3 x 3 kernel"));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("Banding::automatic or always runs it in row bands"));
+    }
+    munmap(reserved, 2 * bytes);
 }
 
 // A banded CPU plan's output, made with `rows` output rows per band.
@@ -125,8 +255,10 @@ struct Shape {
 
 // Odd, even, non-square and tiny shapes; bands of one row, kernels taller than a band,
 // kernels larger than the image (same and full modes only).
+// Bands that keep the halo of the band above (29x47, 33x50, 64x33) and bands that cannot.
 constexpr Shape shapes[] = {{37, 23, 5, 7, 4}, {40, 13, 9, 3, 1},  {11, 30, 3, 11, 2}, {1, 1, 3, 3, 1},
-                            {6, 5, 8, 9, 2},   {64, 33, 4, 6, 32}, {17, 9, 1, 1, 3},   {25, 40, 7, 31, 5}};
+                            {6, 5, 8, 9, 2},   {64, 33, 4, 6, 32}, {17, 9, 1, 1, 3},   {25, 40, 7, 31, 5},
+                            {29, 47, 5, 7, 6}, {33, 50, 6, 4, 7}};
 
 TEST(BandsCpu, DirectSumsAreBitIdenticalToTheOneShotCall) {
     for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled}) {

@@ -320,6 +320,72 @@ TEST_F(PlanGpuStreams, AutomaticBandsWhenTheDeviceIsFull) {
     cudaFree(hog);
 }
 
+// A device-resident image beyond the one-shot pipelines' 2^31 - 1 elements (65536 x 33000
+// f16, 4.3 GB; f32 output) as a user meets it: the default Banding::automatic runs it in
+// bands over the visible GPUs, Banding::never refuses it. Integer samples and taps, so
+// every sum is exact in f32: 64 outputs (corners, edges, band seams) against the sums.
+TEST_F(PlanGpuStreams, DeviceResidentImagesBeyondTheOneShotLimitRunInBands) {
+    constexpr int w = 65536, h = 33000;
+    size_t free = 0, total = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    if (free < (size_t(14) << 30)) {
+        GTEST_SKIP() << "needs 14 GiB of free device memory, " << (free >> 20) << " MiB free";
+    }
+    const Precision p = Precision::f16f32;
+    const auto half_of = [](int v) {  // small integers in float16
+        static constexpr uint16_t bits[] = {0xC000, 0xBC00, 0x0000, 0x3C00, 0x4000};
+        return bits[v + 2];
+    };
+    const auto sample = [](int64_t i) { return int((uint64_t(i) * 0x9E3779B97F4A7C15ull >> 61) % 5) - 2; };
+    Halide::Runtime::Buffer<> image(storage_type(p), w, h);
+    auto *pixels = static_cast<uint16_t *>(image.data());
+    for (int64_t i = 0; i < int64_t(w) * h; i++) {
+        pixels[i] = half_of(sample(i));
+    }
+    const int taps[9] = {1, -2, 0, 2, 1, -1, 0, 1, 2};
+    Halide::Runtime::Buffer<> kernel(storage_type(p), 3, 3);
+    for (int i = 0; i < 9; i++) {
+        static_cast<uint16_t *>(kernel.data())[i] = half_of(taps[i]);
+    }
+    image.set_host_dirty();
+    image.copy_to_device(cuda_device_interface());
+    Options o;
+    o.algorithm = Algorithm::shared_tiled;
+    o.precision = p;
+    o.device = Device::cuda;
+    o.boundary = Boundary::reflect;
+    const Plan plan({w, h}, kernel, o);
+    Halide::Runtime::Buffer<> out = plan.allocate_output();
+    out.device_malloc(cuda_device_interface());
+    ASSERT_NO_THROW(plan.apply(image, out));
+    EXPECT_TRUE(out.device_dirty());
+    for (int s = 0; s < 64; s++) {
+        const int x = s < 8 ? (s % 2 ? w - 1 : 0) : int((uint64_t(s) * 7919 + 13) % w);
+        const int y = s < 8 ? (s < 4 ? s / 2 : h - 1 - (s - 4) / 2) : int((uint64_t(s) * 104729 + 7) % h);
+        int64_t want = 0;
+        for (int j = 0; j < 3; j++) {
+            for (int i = 0; i < 3; i++) {
+                const int64_t xx = boundary_index(x + i - 1, w, Boundary::reflect);
+                const int64_t yy = boundary_index(y + j - 1, h, Boundary::reflect);
+                want += taps[j * 3 + i] * sample(yy * w + xx);
+            }
+        }
+        float got = 0.0f;
+        ASSERT_EQ(cudaMemcpy(&got, reinterpret_cast<const float *>(out.raw_buffer()->device) + int64_t(y) * w + x,
+                             sizeof(float), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        EXPECT_EQ(got, float(want)) << "output (" << x << ", " << y << ")";
+    }
+    Options whole = o;
+    whole.bands.banding = Banding::never;
+    try {
+        Plan({w, h}, kernel, whole).apply(image, out);
+        ADD_FAILURE() << "a one-shot call of " << int64_t(w) * h << " samples ran";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::unsupported) << e.what();
+    }
+}
+
 // The multichannel GEMM stages take all their scratch (column buffer, packed kernels,
 // cuBLAS's tile, the aligned image copy) from a workspace of the size
 // halconv_mc_workspace_bytes reports, allocate nothing then, and compute the same bits.

@@ -106,7 +106,11 @@
 // Bands (Options::bands): a CUDA call whose image and output are both host-resident
 // (no device allocation; pageable or pinned) runs in row bands when it would not fit in
 // the device's free memory (Banding::automatic), or always when asked (Banding::always;
-// on the CPU too). Each band of output rows is computed from its slab — the rows of the
+// on the CPU too). The one-shot pipelines index buffers with 32 bits: a call whose
+// boundary-extended image (rows padded to 64, plus an eighth for transform tiles) passes
+// 2^31 - 1 elements (about 43000^2) runs in bands under Banding::automatic, on the CPU
+// and for device-resident buffers too, and is refused (unsupported) under
+// Banding::never. Each band of output rows is computed from its slab — the rows of the
 // boundary-extended image it reads, the whole image's boundary, not the band's — by a
 // valid-mode plan of the same algorithm; several bands are in flight per device (each
 // lane a thread and a stream: slab copied in, pads filled on the device, pipeline, rows
@@ -120,11 +124,15 @@
 // fft within its bound (the bands' tiles differ from the whole image's);
 // im2tensor_atomic as nondeterministic as ever. A banded call is synchronous: it waits
 // for Options::stream first, and returns with the output written (on the host for
-// host-resident buffers). Device memory per device: streams
-// per device x (a slab, a band's output rows, the band plan's workspace); with the
-// chosen band height a slab and its rows take about 64 MiB (at least the kernel's
-// height in rows). One banded call at a time per plan (others wait). If a band fails,
-// the call throws and the output's rows are partly written.
+// host-resident buffers). Each lane starts on a run of neighbouring bands and moves the
+// halo rows two neighbours share within its slab instead of copying them again (a lane
+// done early takes the back half of the longest run left). Device memory per device:
+// streams per device x (a slab, a band's output rows, the band plan's workspace); with
+// the chosen band height a slab and its rows take about 64 MiB (at least kh - 1 rows),
+// or, for device-resident buffers, more for a kernel taller than 1/8 of such a band
+// (bands of at least 8 (kh - 1) rows there, so the halo adds at most 1/8 to the work).
+// One banded call at a time per plan (others wait). If a band fails, the call throws and
+// the output's rows are partly written.
 #pragma once
 
 #include <optional>
