@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include "gpu_common.h"
@@ -14,11 +15,26 @@
 
 namespace halconv::bench {
 
-const std::vector<std::string> bands_columns = {
-    "device",  "gpus",       "memory",        "precision",     "width",
-    "height",  "K",          "algorithm",     "status",        "median_ms",
-    "min_ms",  "max_ms",     "gb_s",          "copy_floor_ms", "fraction_of_copy_floor",
-    "scaling", "device_mib", "check_max_err", "note"};
+const std::vector<std::string> bands_columns = {"device",
+                                                "gpus",
+                                                "memory",
+                                                "precision",
+                                                "width",
+                                                "height",
+                                                "K",
+                                                "algorithm",
+                                                "status",
+                                                "median_ms",
+                                                "min_ms",
+                                                "max_ms",
+                                                "gb_s",
+                                                "copy_floor_ms",
+                                                "fraction_of_copy_floor",
+                                                "scaling",
+                                                "copy_scaling",
+                                                "device_mib",
+                                                "check_max_err",
+                                                "note"};
 
 namespace {
 
@@ -86,37 +102,71 @@ std::vector<double> wall_ms(int reps, F f) {
     return ms;
 }
 
-// The image copied to device 0 while the output comes back from it, on two streams
-// (pinned) or two threads (pageable: the driver stages those copies itself).
-double copy_floor_ms(const HostImage &in, const HostImage &out, int reps) {
-    check_cuda(cudaSetDevice(0), "device 0");
-    void *d_in = nullptr, *d_out = nullptr;
-    check_cuda(cudaMalloc(&d_in, in.bytes()), "device image for the copy floor");
-    check_cuda(cudaMalloc(&d_out, out.bytes()), "device output for the copy floor");
-    cudaStream_t s[2];
-    for (cudaStream_t &st : s) {
-        check_cuda(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+// The image copied in while the output is copied out, each of `gpus` devices moving its
+// share of the rows (the bands' best case): two streams per device (pinned), or two
+// threads per device (pageable: the driver stages those copies itself).
+double copy_floor_ms(const HostImage &in, const HostImage &out, int reps, int gpus) {
+    struct Share {
+        void *in = nullptr, *out = nullptr;
+        cudaStream_t s[2] = {};
+        size_t first = 0, bytes = 0;
+    };
+    std::vector<Share> shares(static_cast<size_t>(gpus));
+    for (int d = 0; d < gpus; d++) {
+        Share &sh = shares[size_t(d)];
+        sh.first = in.bytes() / 4 * size_t(d) / size_t(gpus) * 4;
+        sh.bytes = in.bytes() / 4 * size_t(d + 1) / size_t(gpus) * 4 - sh.first;
+        check_cuda(cudaSetDevice(d), "a device for the copy floor");
+        check_cuda(cudaMalloc(&sh.in, sh.bytes), "device image for the copy floor");
+        check_cuda(cudaMalloc(&sh.out, sh.bytes), "device output for the copy floor");
+        for (cudaStream_t &st : sh.s) {
+            check_cuda(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+        }
     }
+    const auto host_in = reinterpret_cast<const char *>(in.data());
+    const auto host_out = reinterpret_cast<char *>(out.data());
     const std::vector<double> ms = wall_ms(reps, [&] {
         if (in.pinned()) {
-            check_cuda(cudaMemcpyAsync(d_in, in.data(), in.bytes(), cudaMemcpyHostToDevice, s[0]), "copy in");
-            check_cuda(cudaMemcpyAsync(out.data(), d_out, out.bytes(), cudaMemcpyDeviceToHost, s[1]), "copy out");
-            check_cuda(cudaStreamSynchronize(s[0]), "copy in");
-            check_cuda(cudaStreamSynchronize(s[1]), "copy out");
+            for (int d = 0; d < gpus; d++) {
+                const Share &sh = shares[size_t(d)];
+                check_cuda(cudaSetDevice(d), "a device for the copy floor");
+                check_cuda(cudaMemcpyAsync(sh.in, host_in + sh.first, sh.bytes, cudaMemcpyHostToDevice, sh.s[0]),
+                           "copy in");
+                check_cuda(cudaMemcpyAsync(host_out + sh.first, sh.out, sh.bytes, cudaMemcpyDeviceToHost, sh.s[1]),
+                           "copy out");
+            }
+            for (const Share &sh : shares) {
+                check_cuda(cudaStreamSynchronize(sh.s[0]), "copy in");
+                check_cuda(cudaStreamSynchronize(sh.s[1]), "copy out");
+            }
         } else {
-            std::thread back([&] {
-                cudaSetDevice(0);
-                cudaMemcpy(out.data(), d_out, out.bytes(), cudaMemcpyDeviceToHost);
-            });
-            check_cuda(cudaMemcpy(d_in, in.data(), in.bytes(), cudaMemcpyHostToDevice), "copy in");
-            back.join();
+            std::vector<std::thread> copies;
+            for (int d = 0; d < gpus; d++) {
+                const Share &sh = shares[size_t(d)];
+                copies.emplace_back([&, d] {
+                    cudaSetDevice(d);
+                    cudaMemcpy(sh.in, host_in + sh.first, sh.bytes, cudaMemcpyHostToDevice);
+                });
+                copies.emplace_back([&, d] {
+                    cudaSetDevice(d);
+                    cudaMemcpy(host_out + sh.first, sh.out, sh.bytes, cudaMemcpyDeviceToHost);
+                });
+            }
+            for (std::thread &t : copies) {
+                t.join();
+            }
         }
     });
-    for (cudaStream_t st : s) {
-        cudaStreamDestroy(st);
+    for (int d = 0; d < gpus; d++) {
+        Share &sh = shares[size_t(d)];
+        cudaSetDevice(d);
+        for (cudaStream_t st : sh.s) {
+            cudaStreamDestroy(st);
+        }
+        cudaFree(sh.in);
+        cudaFree(sh.out);
     }
-    cudaFree(d_in);
-    cudaFree(d_out);
+    cudaSetDevice(0);
     return ms[ms.size() / 2];
 }
 
@@ -177,72 +227,141 @@ void bands_report(const std::vector<Size> &sizes, const std::vector<int> &kernel
     check_cuda(cudaGetDeviceCount(&devices), "device count");
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, 0), "device properties");
+    std::vector<int> gpu_counts = {1};
+    if (devices > 1) {
+        gpu_counts.push_back(devices);
+    }
     for (const Size &size : sizes) {
         const size_t n = size_t(size.width) * size_t(size.height);
-        for (bool pinned : {true, false}) {
-            if (!pinned && !pageable) {
+        const HostImage pinned_image(n, true), pinned_out(n, true);
+        fill(pinned_image.data(), n);
+        for (const std::string memory : {"pinned", "device", "pageable"}) {
+            if ((memory == "pageable" && !pageable) || (memory == "device" && devices < 2)) {
                 continue;
             }
-            HostImage image(n, pinned), out(n, pinned);
-            fill(image.data(), n);
-            const double floor_ms = copy_floor_ms(image, out, reps);
-            std::printf("%dx%d %s: copy floor %.2f ms (%.1f GB/s in + out)\n", size.width, size.height,
-                        pinned ? "pinned" : "pageable", floor_ms, double(image.bytes() + out.bytes()) / floor_ms / 1e6);
+            std::unique_ptr<HostImage> pageable_image, pageable_out;
+            if (memory == "pageable") {
+                pageable_image = std::make_unique<HostImage>(n, false);
+                pageable_out = std::make_unique<HostImage>(n, false);
+                fill(pageable_image->data(), n);
+            }
+            const HostImage &image = pageable_image ? *pageable_image : pinned_image;
+            const HostImage &out = pageable_out ? *pageable_out : pinned_out;
+            const double bytes = double(image.bytes() + out.bytes());
+            std::vector<double> floor_ms(size_t(devices + 1), 0.0);  // by GPU count
+            if (memory != "device") {
+                for (int gpus : gpu_counts) {
+                    floor_ms[size_t(gpus)] = copy_floor_ms(image, out, reps, gpus);
+                    std::printf("%dx%d %s, %d GPU(s): copy floor %.2f ms (%.1f GB/s in + out)\n", size.width,
+                                size.height, memory.c_str(), gpus, floor_ms[size_t(gpus)],
+                                bytes / floor_ms[size_t(gpus)] / 1e6);
+                }
+            }
+            // Device-resident: the image and output in device 0's memory, copied there from
+            // the pinned buffers (the output is copied back for the check).
+            Halide::Runtime::Buffer<float> in_view(image.data(), size.width, size.height);
+            Halide::Runtime::Buffer<float> out_view(out.data(), size.width, size.height);
+            if (memory == "device") {
+                check_cuda(cudaSetDevice(0), "device 0");
+                in_view.set_host_dirty();
+                in_view.copy_to_device(cuda_device_interface());
+                out_view.device_malloc(cuda_device_interface());
+            }
             for (int k : kernels) {
                 std::vector<float> taps(size_t(k) * k);
                 fill(taps.data(), taps.size());
                 Halide::Runtime::Buffer<float> kernel(taps.data(), k, k);
-                Halide::Runtime::Buffer<float> in_view(image.data(), size.width, size.height);
-                Halide::Runtime::Buffer<float> out_view(out.data(), size.width, size.height);
-                double one_gpu_ms = 0.0;
-                for (int gpus : {1, devices}) {
-                    if (gpus == devices && gpus == 1 && one_gpu_ms > 0.0) {
-                        continue;
+                // Host memory: bands on one GPU, then on all. Device memory: the default call on
+                // device 0 (Banding::automatic: one-shot, or bands where the one-shot pipelines
+                // cannot hold the image), bands on device 0, then bands on all; scaling from the
+                // faster of the first two.
+                struct Run {
+                    int gpus;
+                    Banding banding;
+                };
+                std::vector<Run> runs;
+                if (memory == "device") {
+                    runs = {{1, Banding::automatic}, {1, Banding::always}, {devices, Banding::always}};
+                } else {
+                    for (int gpus : gpu_counts) {
+                        runs.push_back({gpus, Banding::always});
                     }
+                }
+                double one_gpu_ms = 0.0;
+                for (const Run &run : runs) {
                     Options o;
                     o.device = Device::cuda;
-                    o.bands.banding = Banding::always;
-                    for (int d = 0; d < gpus; d++) {
+                    o.bands.banding = run.banding;
+                    for (int d = 0; d < run.gpus; d++) {
                         o.bands.devices.push_back(d);
                     }
                     table.add_row();
                     table.set("device", prop.name);
-                    table.set("gpus", int64_t(gpus));
-                    table.set("memory", pinned ? "pinned" : "pageable");
+                    table.set("gpus", int64_t(run.gpus));
+                    table.set("memory", memory);
                     table.set("precision", "f32");
                     table.set("width", int64_t(size.width));
                     table.set("height", int64_t(size.height));
                     table.set("K", int64_t(k));
-                    table.set("copy_floor_ms", floor_ms);
+                    if (memory != "device") {
+                        table.set("copy_floor_ms", floor_ms[size_t(run.gpus)]);
+                        if (run.gpus > 1) {
+                            table.set("copy_scaling", floor_ms[1] / floor_ms[size_t(run.gpus)] / run.gpus);
+                        }
+                    }
+                    const bool automatic = run.banding == Banding::automatic;
+                    table.set("note", automatic ? "Banding::automatic" : "Banding::always");
                     try {
                         const std::vector<size_t> before = free_bytes(devices);
                         const Plan plan({size.width, size.height}, kernel, o);
                         table.set("algorithm", to_string(plan.dispatch().algorithm));
                         std::fill(out.data(), out.data() + n, std::nanf(""));
-                        plan.apply(in_view, out_view);  // warm-up: band plans, lanes, modules
+                        if (memory == "device") {
+                            out_view.set_host_dirty();
+                            out_view.copy_to_device(cuda_device_interface());  // NaN there too
+                        }
+                        const auto apply = [&] {
+                            plan.apply(in_view, out_view);
+                            if (memory == "device") {
+                                check_cuda(cudaDeviceSynchronize(), "the device-resident call");
+                            }
+                        };
+                        apply();  // warm-up: band plans, lanes, modules
                         table.set("device_mib", double(held_bytes(before)) / double(1 << 20));
+                        if (memory == "device") {
+                            out_view.copy_to_host();
+                        }
                         table.set("check_max_err",
                                   check_max_err(image.data(), out.data(), size.width, size.height, taps, k));
-                        const std::vector<double> ms = wall_ms(reps, [&] { plan.apply(in_view, out_view); });
+                        const std::vector<double> ms = wall_ms(reps, apply);
                         const double median = ms[ms.size() / 2];
                         table.set("median_ms", median);
                         table.set("min_ms", ms.front());
                         table.set("max_ms", ms.back());
-                        table.set("gb_s", double(image.bytes() + out.bytes()) / median / 1e6);
-                        table.set("fraction_of_copy_floor", floor_ms / median);
-                        if (gpus == 1) {
-                            one_gpu_ms = median;
-                        } else {
-                            table.set("scaling", one_gpu_ms / median / gpus);
+                        table.set("gb_s", bytes / median / 1e6);
+                        if (memory != "device") {
+                            table.set("fraction_of_copy_floor", floor_ms[size_t(run.gpus)] / median);
+                        }
+                        if (run.gpus == 1) {
+                            one_gpu_ms = one_gpu_ms > 0.0 ? std::min(one_gpu_ms, median) : median;
+                        } else if (one_gpu_ms > 0.0) {
+                            table.set("scaling", one_gpu_ms / median / run.gpus);
                         }
                         table.set("status", "ok");
-                        std::printf("  K %4d %-16s %d GPU(s): %9.2f ms  %6.1f GB/s  %.2f of the copy floor\n", k,
-                                    to_string(plan.dispatch().algorithm), gpus, median,
-                                    double(image.bytes() + out.bytes()) / median / 1e6, floor_ms / median);
+                        std::printf("  K %4d %-16s %s %d GPU(s): %9.2f ms  %6.1f GB/s", k,
+                                    to_string(plan.dispatch().algorithm), automatic ? "automatic" : "bands    ",
+                                    run.gpus, median, bytes / median / 1e6);
+                        if (memory != "device") {
+                            std::printf("  %.2f of the copy floor", floor_ms[size_t(run.gpus)] / median);
+                        }
+                        if (run.gpus > 1 && one_gpu_ms > 0.0) {
+                            std::printf("  scaling %.2f", one_gpu_ms / median / run.gpus);
+                        }
+                        std::printf("\n");
                     } catch (const Error &e) {
                         table.set("status", "error");
                         table.set("note", e.what());
-                        std::printf("  K %4d %d GPU(s): %s\n", k, gpus, e.what());
+                        std::printf("  K %4d %d GPU(s): %s\n", k, run.gpus, e.what());
                     }
                     checkpoint();
                 }
