@@ -108,7 +108,7 @@ halconv_api(edges ENUM Staging)
 
 halconv_variant(fused cpu edges cpu_fused
     DOC "every stage computed per tile, intermediates in cache / shared memory")
-halconv_variant(fused cuda edges gpu_fused)
+halconv_variant(fused cuda edges_cuda fused)
 halconv_variant(staged cpu edges cpu_staged
     DOC "stage by stage, each intermediate a whole image in memory")
 halconv_variant(staged cuda edges gpu_staged)

@@ -115,6 +115,7 @@ halconv_generator(multichannel SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED 
 halconv_generator(multichannel_gemm SIGNATURE kernel2d SCHEDULE_PARAM gemm PRECISIONS f32 f16 f16f32
                   TYPED input kernel output VALID_FORM)
 halconv_generator(edges SIGNATURE edges SCHEDULE_PARAM schedule PRECISIONS f32 FIXED_TYPES)
+halconv_generator(edges_cuda SIGNATURE edges SCHEDULE_PARAM form PRECISIONS f32 FIXED_TYPES)
 halconv_generator(unsharp SIGNATURE unsharp SCHEDULE_PARAM schedule PRECISIONS f32 FIXED_TYPES)
 halconv_generator(recursive_gaussian SIGNATURE recursive_gaussian SCHEDULE_PARAM schedule PRECISIONS f64 f32 f16f32
                   TYPED input output)

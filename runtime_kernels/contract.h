@@ -72,6 +72,11 @@ inline std::string separable_entry(std::string_view form, std::string_view preci
     return "halconv_sep_" + std::string(form) + "_" + std::string(precision);
 }
 
+// Entry point of the edge pipeline on CUDA: halconv_edges_<form>_f32 (edges/halconv_edges.h).
+inline std::string edges_entry(std::string_view form) {
+    return "halconv_edges_" + std::string(form) + "_f32";
+}
+
 // Entry point of the bilateral filter on tensor cores: halconv_bl_<layout>_<precision>
 // (bilateral/halconv_bl.h).
 inline std::string bilateral_entry(std::string_view layout, std::string_view precision) {

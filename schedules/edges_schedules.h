@@ -1,7 +1,7 @@
 // Named schedules for the edge-detection pipeline (generators/edges_generator.cpp):
-// the same algorithm fused (every stage computed per tile, intermediates in cache or
-// shared memory) or stage by stage (every stage a whole image in memory, as separate
-// library calls would run it).
+// the same algorithm fused on the CPU (every stage computed per strip, intermediates in
+// cache) or stage by stage (every stage a whole image in memory, as separate library
+// calls would run it). The fused form on CUDA is a hand-written kernel (EdgesCuda).
 #pragma once
 
 #include "Halide.h"
@@ -14,8 +14,6 @@ namespace halconv::sched {
 struct EdgesStages {
     Halide::Func output, laplacian, blur, blur_x, padded;
     Halide::Var x, y;
-    Halide::Expr out_width, out_height;
-    Halide::Expr near_image;  // every position read is within one fold of the image (remap_index)
     Halide::Target target;
 };
 

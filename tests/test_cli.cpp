@@ -520,11 +520,11 @@ TEST_F(Cli, InfoAndBenchQuick) {
     EXPECT_THAT(r.output, HasSubstr("Halide 21.0.0"));
     EXPECT_THAT(r.output, HasSubstr("halconv_edges_cpu_fused"));
     if (halconv::cuda_info().built) {
-        EXPECT_THAT(r.output, HasSubstr("halconv_edges_gpu_fused"));
+        EXPECT_THAT(r.output, HasSubstr("halconv_edges_cuda_fused"));
         EXPECT_THAT(r.output, HasSubstr("halconv_tensor_core_im2tensor_fused_f16f32"));
         EXPECT_THAT(r.output, HasSubstr(halconv::cuda_available() ? "(used)" : "no CUDA device is usable"));
     } else {
-        EXPECT_THAT(r.output, Not(HasSubstr("halconv_edges_gpu_fused")));
+        EXPECT_THAT(r.output, Not(HasSubstr("halconv_edges_cuda_fused")));
         EXPECT_THAT(r.output, HasSubstr("CUDA pipelines: none (this halconv was built without CUDA"));
         EXPECT_THAT(r.output, HasSubstr("im2tensor_fused            -         (not in this build)"));
     }

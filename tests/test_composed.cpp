@@ -179,7 +179,10 @@ protected:
 // of magnitude <= 8 (|Laplacian| <= 8 max|image|, image in [0, 1)): 64 ulps of 8 bound it.
 TEST_P(Edges, MatchFloat64Laplacian) {
     const auto [device, staging] = GetParam();
-    const std::vector<std::pair<int, int>> shapes = {{67, 45}, {32, 32}, {130, 97}, {3, 3}, {2, 5}, {1, 1}, {40, 1}};
+    // Tiny ones, one CUDA tile (128 x 32) exactly, partial tiles with rows of a multiple of 4
+    // samples (word stores) and not, thin lines of many tiles.
+    const std::vector<std::pair<int, int>> shapes = {{67, 45}, {32, 32},  {130, 97}, {3, 3},    {2, 5},     {1, 1},
+                                                     {40, 1},  {128, 32}, {300, 70}, {257, 33}, {1, 70000}, {70000, 1}};
     const double band = 64 * 8 * 0x1p-24;
     for (const auto &[w, h] : shapes) {
         for (Boundary b : all_boundaries) {
