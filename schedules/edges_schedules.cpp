@@ -11,7 +11,10 @@ namespace {
 
 // Strips of 32 rows in parallel; each strip computes the padded input, both Gaussian
 // passes (with their 3-row aprons) into strip-sized buffers that stay in cache, and
-// the Laplacian and threshold inline.
+// the Laplacian and threshold inline. Specialized for reflect, mirror and wrap, where the
+// Laplacian reads the blur where it is: the run-time choice of a clamped index otherwise
+// makes every vector of the blur a gather (4096^2 on 2 cores: 31 -> 17 ms; constant and
+// nearest unchanged).
 void schedule_edges_cpu_fused(EdgesStages &s) {
     const int vec = s.target.natural_vector_size(Halide::Float(32));
     Var yo{"yo"}, yi{"yi"};
@@ -19,6 +22,7 @@ void schedule_edges_cpu_fused(EdgesStages &s) {
     for (Halide::Func f : {s.padded, s.blur_x, s.blur}) {
         f.compute_at(s.output, yo).vectorize(s.x, vec, TailStrategy::GuardWithIf);
     }
+    s.output.specialize(!s.clamps);
 }
 
 // Each stage over the whole image into memory: Gaussian rows, Gaussian columns,

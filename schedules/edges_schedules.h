@@ -14,6 +14,7 @@ namespace halconv::sched {
 struct EdgesStages {
     Halide::Func output, laplacian, blur, blur_x, padded;
     Halide::Var x, y;
+    Halide::Expr clamps;  // the boundary is constant or nearest: the blur's apron is clamped
     Halide::Target target;
 };
 
