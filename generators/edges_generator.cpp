@@ -35,8 +35,9 @@ public:
         // The output covers the image (mode same); the Laplacian reads the blur 1 sample
         // beyond it and the blur there reads the image 3 beyond: one fold from extent 4.
         const Expr near = width >= 4 && height >= 4;
-        // On the CPU the image's inside is marked likely, so that the loops split off its
-        // edges and read dense vectors inside instead of gathering through the rule.
+        // On the CPU the image's inside (and the clamped blur's, below) is marked likely, so
+        // that the loops split off its edges and read dense vectors inside instead of
+        // gathering through the rule.
         const bool cpu = !get_target().has_gpu_feature();
         Func padded = extend_by_rule(input, boundary, fill, near, x, y, {}, cpu);
         const float g[5] = {2.0f / 17, 4.0f / 17, 5.0f / 17, 4.0f / 17, 2.0f / 17};
@@ -56,8 +57,9 @@ public:
         // needs only its own apron of it (reading through the remapped index would make
         // bounds inference ask for the whole image). constant and nearest clamp.
         const Expr clamps = boundary == int(Boundary::constant) || boundary == int(Boundary::nearest);
-        const Expr xc = Halide::select(clamps, Halide::clamp(x, x_min, x_min + width - 1), x);
-        const Expr yc = Halide::select(clamps, Halide::clamp(y, y_min, y_min + height - 1), y);
+        const auto inside = [&](const Expr &e) { return cpu ? Halide::likely(e) : e; };
+        const Expr xc = Halide::select(clamps, Halide::clamp(inside(x), x_min, x_min + width - 1), x);
+        const Expr yc = Halide::select(clamps, Halide::clamp(inside(y), y_min, y_min + height - 1), y);
         const Expr outside = x < x_min || x >= x_min + width || y < y_min || y >= y_min + height;
         Func blurred{"blurred"};
         blurred(x, y) = Halide::select(boundary == int(Boundary::constant) && outside, fill, blur(xc, yc));
