@@ -187,9 +187,11 @@ void run_band(const BandCall &call, Lane &lane, const Plan &plan, int band, int 
     const size_t e = l.storage_bytes, slab_pitch = size_t(l.slab_pitch()) * e;
     const size_t image_pitch = size_t(call.image->dim[1].stride) * e;
     auto *slab = static_cast<uint8_t *>(lane.device_slab);
-    check_cuda(cudaMemcpyAsync(slab, slab + size_t(l.band_rows) * slab_pitch, size_t(kept) * slab_pitch,
-                               cudaMemcpyDeviceToDevice, lane.stream),
-               "moving a band's halo rows within its slab");
+    if (kept > 0) {
+        check_cuda(cudaMemcpyAsync(slab, slab + size_t(l.band_rows) * slab_pitch, size_t(kept) * slab_pitch,
+                                   cudaMemcpyDeviceToDevice, lane.stream),
+                   "moving a band's halo rows within its slab");
+    }
     if (image_memory != Memory::pageable) {
         // Runs of slab rows that read consecutive image rows: one 2D copy each.
         for (int r = 0; r < s.height;) {
