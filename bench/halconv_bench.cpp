@@ -4,7 +4,7 @@
 // the ceilings measured in the same run so each row reads as a fraction of the roofline.
 //
 //   halconv_bench [--report time|auto|memory|accuracy|pipelines|separable|recursive|low_rank|bilateral|multichannel|
-//                  bands]
+//                  bands|batch] [--batch 64]
 //                 [--sizes
 //   1024,4096,8192,3840x2160]
 //                 [--kernels sweep|3,15,31] [--precisions f32,f16f32,f16] [--variants a,b,...]
@@ -36,6 +36,8 @@
 //            and precision against NPP's nppiFilterBilateralGaussBorder (32f), in Mpixel/s.
 // multichannel: C-channel images by N kernels, halconv's implicit GEMM, im2col and direct pipelines against
 //            cuDNN NHWC / NCHW in f16 and f32 (multichannel_report.h; --reps applies).
+// batch:     --batch N device-resident images (default 64 x 1024^2, K 3 and 31, f32 and f16f32)
+//            in one call, one by one, and as one image of as many pixels (batch_report.h; wall clock).
 // bands:     host-resident f32 images (default 32768^2, K 3, 31, 127) streamed in row bands
 //            through device 0 and over every visible device, pinned and (up to 32768^2)
 //            pageable, against the copy floor (bands_report.h; wall clock, --reps applies).
@@ -56,6 +58,7 @@
 
 #include "HalideRuntimeCuda.h"
 #include "bands_report.h"
+#include "batch_report.h"
 #include "bench_core.h"
 #include "gpu_common.h"
 #include "halconv/float16.h"
@@ -78,6 +81,7 @@ struct Settings {
     std::vector<std::string> variants = all_variant_names();
     std::vector<std::string> photos;
     int reps = 20;
+    int batch = 64;  // images per batch (--report batch)
     double max_ms = 20.0;
     std::string csv_path, json_path, command_line;
 };
@@ -102,7 +106,7 @@ Settings parse(int argc, char **argv) {
     std::vector<std::string> precisions, variants;
     app.add_option("--report", s.report, "what to measure")
         ->check(CLI::IsMember({"time", "auto", "memory", "accuracy", "pipelines", "separable", "recursive", "low_rank",
-                               "bilateral", "multichannel", "bands"}))
+                               "bilateral", "multichannel", "bands", "batch"}))
         ->capture_default_str();
     app.add_option("--sizes", sizes, "image sizes, N or WxH (default per report)");
     app.add_option("--kernels", kernels, "sweep, or kernel sizes (default per report)");
@@ -117,6 +121,9 @@ Settings parse(int argc, char **argv) {
     app.add_option("--max-ms", s.max_ms, "a variant slower than this at some K is not run at larger K")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_option("--batch", s.batch, "images per batch (--report batch)")
+        ->check(CLI::Range(1, 1 << 16))
+        ->capture_default_str();
     app.add_option("--csv", s.csv_path, "write the results as CSV");
     app.add_option("--json", s.json_path, "write the results as JSON");
     try {
@@ -126,18 +133,24 @@ Settings parse(int argc, char **argv) {
     }
     const bool accuracy = s.report == "accuracy", memory = s.report == "memory", bands = s.report == "bands",
                separable = s.report == "separable", low_rank = s.report == "low_rank",
-               bilateral = s.report == "bilateral";
-    s.sizes = parse_sizes(sizes.empty() ? (memory ? "4096" : bands ? "32768" : "1024,4096,8192,3840x2160") : sizes);
+               bilateral = s.report == "bilateral", batch = s.report == "batch";
+    s.sizes = parse_sizes(sizes.empty() ? (memory  ? "4096"
+                                           : bands ? "32768"
+                                           : batch ? "1024"
+                                                   : "1024,4096,8192,3840x2160")
+                                        : sizes);
     s.kernels = parse_kernels(kernels.empty() ? (accuracy    ? "3,9,15,31,63,127"
                                                  : separable ? "3,7,15,31,63,95,127"
                                                  : memory    ? "3,15,31,63"
                                                  : bands     ? "3,31,127"
+                                                 : batch     ? "3,31"
                                                  : low_rank  ? "15,31,63,127"
                                                  : bilateral ? "3,5,7,9,11,13,15"
                                                              : "sweep")
                                               : kernels);
     if (precisions.empty()) {
         precisions = accuracy ? std::vector<std::string>{"f64", "f32", "f16f32", "f16"}
+                     : batch  ? std::vector<std::string>{"f32", "f16f32"}
                               : std::vector<std::string>{"f32", "f16f32", "f16"};
     }
     for (const std::string &p : precisions) {
@@ -1046,6 +1059,7 @@ int main_checked(int argc, char **argv) {
                 : r == "bilateral"    ? bilateral_columns
                 : r == "multichannel" ? multichannel_columns
                 : r == "bands"        ? bands_columns
+                : r == "batch"        ? batch_columns
                                       : time_columns);
     auto write = [&] {
         if (!run.settings.csv_path.empty()) {
@@ -1074,6 +1088,9 @@ int main_checked(int argc, char **argv) {
             const bool pageable = std::all_of(run.settings.sizes.begin(), run.settings.sizes.end(),
                                               [](const Size &z) { return int64_t(z.width) * z.height <= (1ll << 30); });
             bands_report(run.settings.sizes, run.settings.kernels, run.settings.reps, pageable, table, run.checkpoint);
+        } else if (r == "batch") {
+            batch_report(run.settings.sizes, run.settings.kernels, run.settings.precisions, run.settings.batch,
+                         run.settings.reps, run.ceilings.copy_bytes_per_s, run.stream, table, run.checkpoint);
         } else if (r == "multichannel") {
             multichannel_report(default_multichannel_cases(), run.settings.reps, run.stream, run.peers->cudnn,
                                 run.peers->cudnn_status, run.prop.name, table, run.checkpoint);

@@ -14,8 +14,20 @@ using internal::shape_text;
 
 namespace {
 
-void check_output(const halide_buffer_t *output, Extent2d expected, halide_type_t type, Precision precision) {
-    check_buffer(output, "output", 2, type, precision);
+// The output of `image` (2D, or a batch (x, y, n): then a batch of as many).
+void check_output(const halide_buffer_t *output, const halide_buffer_t *image, Extent2d expected, halide_type_t type,
+                  Precision precision) {
+    if (image->dimensions == 3 && output != nullptr && output->dimensions != 3) {
+        throw Error(ErrorCode::invalid_argument, "the image is a batch of " + std::to_string(image->dim[2].extent) +
+                                                     " (x, y, n) but the output has " +
+                                                     std::to_string(output->dimensions) +
+                                                     " dimensions; a batch's output is a batch of as many");
+    }
+    check_buffer(output, "output", image->dimensions, type, precision);
+    if (image->dimensions == 3 && output->dim[2].extent != image->dim[2].extent) {
+        throw Error(ErrorCode::invalid_argument, "the image is a batch of " + std::to_string(image->dim[2].extent) +
+                                                     " but the output holds " + std::to_string(output->dim[2].extent));
+    }
     if (output->dim[0].extent != expected.width || output->dim[1].extent != expected.height) {
         throw Error(ErrorCode::invalid_argument,
                     "output is " + shape_text(output->dim[0].extent, output->dim[1].extent) +
@@ -247,7 +259,7 @@ template <typename How>
 Dispatch blur_once(halide_buffer_t *input, halide_buffer_t *output, double sigma, How how, const Options &o) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
-    check_buffer(input, "image", 2, t.storage, o.precision);
+    internal::check_image_buffer(input, "image", t.storage, o.precision);
     const Plan plan = Plan::gaussian({input->dim[0].extent, input->dim[1].extent}, sigma, o, how);
     plan.run(input, output, o.stream);
     return plan.dispatch();
@@ -268,9 +280,13 @@ Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kern
                                           const Options &options) {
     internal::check_options(options);
     const internal::PrecisionTypes t = internal::types_of(options.precision);
-    check_buffer(input, "image", 2, t.storage, options.precision);
+    internal::check_image_buffer(input, "image", t.storage, options.precision);
     const Extent2d e =
         output_extent({input->dim[0].extent, input->dim[1].extent}, {kernel_width, kernel_height}, options.mode);
+    if (input->dimensions == 3) {
+        return internal::with_host_memory(
+            Halide::Runtime::Buffer<>(t.output, nullptr, e.width, e.height, input->dim[2].extent));
+    }
     return internal::with_host_memory(Halide::Runtime::Buffer<>(t.output, nullptr, e.width, e.height));
 }
 
@@ -280,10 +296,10 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
                    Operation operation) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
-    check_buffer(input, "image", 2, t.storage, o.precision);
+    internal::check_image_buffer(input, "image", t.storage, o.precision);
     check_buffer(kernel, "kernel", 2, t.storage, o.precision);
     const Extent2d image{input->dim[0].extent, input->dim[1].extent};
-    check_output(output, output_extent(image, {kernel->dim[0].extent, kernel->dim[1].extent}, o.mode), t.output,
+    check_output(output, input, output_extent(image, {kernel->dim[0].extent, kernel->dim[1].extent}, o.mode), t.output,
                  o.precision);
     const Plan plan = Plan::create(image, kernel, o, operation);
     plan.run(input, output, o.stream);
@@ -294,12 +310,12 @@ Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel
                              halide_buffer_t *output, const Options &o, Operation operation) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
-    check_buffer(input, "image", 2, t.storage, o.precision);
+    internal::check_image_buffer(input, "image", t.storage, o.precision);
     check_buffer(row_kernel, "row kernel", 1, t.storage, o.precision);
     check_buffer(col_kernel, "column kernel", 1, t.storage, o.precision);
     const Extent2d image{input->dim[0].extent, input->dim[1].extent};
-    check_output(output, output_extent(image, {row_kernel->dim[0].extent, col_kernel->dim[0].extent}, o.mode), t.output,
-                 o.precision);
+    check_output(output, input, output_extent(image, {row_kernel->dim[0].extent, col_kernel->dim[0].extent}, o.mode),
+                 t.output, o.precision);
     const Plan plan = Plan::create_separable(image, row_kernel, col_kernel, o, operation);
     plan.run(input, output, o.stream);
     return plan.dispatch();

@@ -58,6 +58,10 @@ size_t cuda_free_bytes() {
 
 struct BandResources {};
 
+std::unique_ptr<BatchStreams> make_batch_streams(int) {
+    throw Error(ErrorCode::unsupported, no_cuda);
+}
+
 std::shared_ptr<BandResources> make_band_resources() {
     return std::make_shared<BandResources>();
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -169,6 +170,9 @@ std::string type_name(halide_type_t type);
 double unit_roundoff(Precision precision);
 // Throws unless buf is a non-empty `dims`-dimensional buffer of `type`.
 void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide_type_t type, Precision precision);
+// Throws unless buf is an image of `type`: 2 dimensions (x, y), or 3 (x, y, n: a batch of
+// n images of one extent), each extent at least 1.
+void check_image_buffer(const halide_buffer_t *buf, const char *role, halide_type_t type, Precision precision);
 // Throws unless buf's elements are adjacent along x (dimension 0 stride 1), as every
 // pipeline reads and writes them; rows may be any distance apart.
 void check_unit_stride(const halide_buffer_t *buf, const char *role);
@@ -176,6 +180,18 @@ void check_unit_stride(const halide_buffer_t *buf, const char *role);
 // on the device: a pipeline would read samples it has already overwritten.
 void check_no_overlap(const halide_buffer_t *input, const char *input_role, const halide_buffer_t *output,
                       const char *output_role);
+// ---- Batches on CUDA (batch_cuda.cpp; cuda_absent.cpp has none) ----
+// Streams of the plan's device that a batch spreads its images over, so that small
+// images fill the device: work on them starts after what the caller queued on its stream
+// before, and the caller's stream waits for all of it.
+class BatchStreams {
+public:
+    virtual ~BatchStreams() = default;
+    // run_one(i, stream) for i in [0, n), the images dealt round-robin over the streams.
+    virtual void run(int n, Stream caller, const std::function<void(int, Stream)> &run_one) = 0;
+};
+// `count` streams on the current device.
+std::unique_ptr<BatchStreams> make_batch_streams(int count);
 // Host copy of a (host- or device-resident) buffer's values as float64, with NaN/Inf rejected.
 Halide::Runtime::Buffer<double> finite_host_values(halide_buffer_t *buf, const char *role);
 // The same check without keeping the values (no allocation: it runs on every call).

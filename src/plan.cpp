@@ -60,6 +60,9 @@ struct PlanState {
     mutable std::mutex band_mutex;
     mutable std::vector<BandPlan> band_plans;
     std::shared_ptr<internal::BandResources> band_resources = internal::make_band_resources();
+    // Batches on CUDA: the streams they spread over, made on the first batch.
+    mutable std::mutex batch_mutex;
+    mutable std::unique_ptr<internal::BatchStreams> batch_streams;
     // Last: destroyed first, it queues the frees of the device copies behind every use.
     std::unique_ptr<internal::WorkspacePool> pool;
 };
@@ -521,9 +524,13 @@ size_t Plan::workspace_bytes() const {
     return state_->dispatch.device == Device::cuda ? state_->pool->bytes() + state_->fft_spectrum_bytes : 0;
 }
 
-Halide::Runtime::Buffer<> Plan::allocate_output() const {
-    return internal::with_host_memory(
-        Halide::Runtime::Buffer<>(state_->types.output, nullptr, state_->output.width, state_->output.height));
+Halide::Runtime::Buffer<> Plan::allocate_output(int batch) const {
+    const Extent2d e = state_->output;
+    if (batch > 0) {
+        return internal::with_host_memory(
+            Halide::Runtime::Buffer<>(state_->types.output, nullptr, e.width, e.height, batch));
+    }
+    return internal::with_host_memory(Halide::Runtime::Buffer<>(state_->types.output, nullptr, e.width, e.height));
 }
 
 namespace {
@@ -609,6 +616,9 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
 // kernel's halo), its own row of blocks: bands of a quarter of CUDA's limit
 // (geometry.h, gpu_max_grid_y) leave that halo room.
 constexpr int autoscheduled_band_rows = gpu_max_grid_y / 4;
+// Streams a CUDA batch deals its images over: enough for the kernels of small images to
+// fill the device side by side (each stream keeps its own workspace).
+constexpr int batch_streams_per_plan = 4;
 
 template <typename Call>
 void run_device_row_crops(halide_buffer_t *output, int rows, Call call) {
@@ -723,6 +733,10 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
 void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
     const PlanState &s = *state_;
     const Options &o = s.options;
+    if (image != nullptr && image->dimensions == 3) {
+        run_batch(image, output, stream);
+        return;
+    }
     internal::check_buffer(image, "image", 2, s.types.storage, o.precision);
     check_extent(image, s.image, "image", "this plan was made for");
     internal::check_buffer(output, "output", 2, s.types.output, o.precision);
@@ -815,6 +829,108 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
         default:
             throw Error(ErrorCode::internal, std::string("variant ") + s.row->name() + " is not a correlate2d variant");
     }
+}
+
+namespace {
+
+// Image n of a batch (x, y, n) as a 2D buffer: dimensions 0 and 1, its memory offset by n
+// along dimension 2; host or device memory, as `where` says.
+struct BatchSlice {
+    halide_dimension_t dims[2];
+    halide_buffer_t buffer{};
+    BatchSlice(const halide_buffer_t *batch, int n, Device where) {
+        dims[0] = batch->dim[0];
+        dims[1] = batch->dim[1];
+        const int64_t offset = int64_t(n) * batch->dim[2].stride * batch->type.bytes();
+        if (where == Device::cuda) {
+            buffer.device = batch->device + uint64_t(offset);
+            buffer.device_interface = batch->device_interface;
+            buffer.set_device_dirty(true);
+        } else {
+            buffer.host = batch->host + offset;
+        }
+        buffer.type = batch->type;
+        buffer.dimensions = 2;
+        buffer.dim = dims;
+    }
+};
+
+}  // namespace
+
+void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
+    const PlanState &s = *state_;
+    const Options &o = s.options;
+    internal::check_image_buffer(image, "image", s.types.storage, o.precision);
+    internal::check_image_buffer(output, "output", s.types.output, o.precision);
+    if (output->dimensions != 3 || output->dim[2].extent != image->dim[2].extent) {
+        throw Error(ErrorCode::invalid_argument,
+                    "the image is a batch of " + std::to_string(image->dim[2].extent) + " but the output " +
+                        (output->dimensions == 3 ? "holds " + std::to_string(output->dim[2].extent) + " images"
+                                                 : std::string("is one image")) +
+                        "; a batch's output is a batch of as many (x, y, n)");
+    }
+    check_extent(image, s.image, "each image of the batch", "this plan was made for");
+    check_extent(output, s.output, "each output of the batch", "this mode needs");
+    internal::check_unit_stride(image, "image");
+    internal::check_unit_stride(output, "output");
+    internal::check_no_overlap(image, "image", output, "output");
+    if (o.bands.banding == Banding::always) {
+        throw Error(ErrorCode::unsupported,
+                    "a batch does not run in row bands (Banding::always): filter its images "
+                    "one call each, or use Banding::automatic");
+    }
+    const int n = image->dim[2].extent;
+    if (s.dispatch.device == Device::cpu) {
+        if (image->device_dirty() && halide_copy_to_host(nullptr, image) != 0) {
+            throw Error(ErrorCode::device,
+                        "could not copy the batch back to the host: " + internal::take_last_runtime_error());
+        }
+        if (output->host == nullptr) {
+            throw Error(ErrorCode::invalid_argument,
+                        "output has no host memory for a CPU run; allocate host memory or use device cuda");
+        }
+        for (int i = 0; i < n; i++) {
+            BatchSlice in(image, i, Device::cpu), out(output, i, Device::cpu);
+            run(&in.buffer, &out.buffer, stream);
+        }
+        if (output->device != 0) {
+            output->set_device_dirty(false);
+            output->set_host_dirty(true);
+        }
+        return;
+    }
+    // CUDA: the whole batch in the device's memory at once (the output left device-dirty,
+    // as a 2D call leaves it), then every image's pipeline on the batch streams.
+    const halide_device_interface_t *cuda = cuda_device_interface();
+    if (image->device == 0 || image->host_dirty()) {
+        if (image->device == 0) {
+            image->set_host_dirty(true);
+        }
+        if (halide_copy_to_device(nullptr, image, cuda) != 0) {
+            throw Error(ErrorCode::out_of_memory,
+                        "could not copy the batch to the device: " + internal::take_last_runtime_error());
+        }
+    }
+    if (output->device == 0 && halide_device_malloc(nullptr, output, cuda) != 0) {
+        throw Error(ErrorCode::out_of_memory,
+                    "could not allocate the batch's output on the device: " + internal::take_last_runtime_error());
+    }
+    // Halide's copies run on the legacy default stream, which the batch streams do not wait for.
+    internal::synchronize_stream(nullptr);
+    internal::BatchStreams *streams = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(s.batch_mutex);
+        if (!s.batch_streams) {
+            s.batch_streams = internal::make_batch_streams(batch_streams_per_plan);
+        }
+        streams = s.batch_streams.get();
+    }
+    output->set_host_dirty(false);
+    streams->run(n, stream, [&](int i, Stream lane) {
+        BatchSlice in(image, i, Device::cuda), out(output, i, Device::cuda);
+        run(&in.buffer, &out.buffer, lane);
+    });
+    output->set_device_dirty(true);
 }
 
 }  // namespace halconv

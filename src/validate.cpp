@@ -87,6 +87,15 @@ void check_buffer(const halide_buffer_t *buf, const char *role, int dims, halide
     }
 }
 
+void check_image_buffer(const halide_buffer_t *buf, const char *role, halide_type_t type, Precision precision) {
+    if (buf != nullptr && buf->dimensions != 2 && buf->dimensions != 3) {
+        throw Error(ErrorCode::invalid_argument, std::string(role) + " has " + std::to_string(buf->dimensions) +
+                                                     " dimensions; it must have 2 (x = width, y = height) or 3 (x, y, "
+                                                     "n: a batch of n images of one extent)");
+    }
+    check_buffer(buf, role, buf == nullptr ? 2 : buf->dimensions, type, precision);
+}
+
 void check_unit_stride(const halide_buffer_t *buf, const char *role) {
     if (buf->dim[0].stride != 1) {
         throw Error(ErrorCode::invalid_argument,

@@ -85,12 +85,14 @@ TEST(ApiErrors, WrongOutputShapeLeavesOutputUntouched) {
 
 TEST(ApiErrors, WrongDimensionality) {
     Image ignore;
-    Halide::Runtime::Buffer<float> img3(8, 8, 3);
+    Halide::Runtime::Buffer<float> img3(8, 8, 3), img4(8, 8, 3, 2);
     Halide::Runtime::Buffer<float> k1(3);
     Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 8, 8, ignore);
     Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 3, 3, ignore);
     Halide::Runtime::Buffer<> out(halide_type_of<float>(), 8, 8);
-    expect_error([&] { correlate2d(img3, k, out, cpu_options()); }, {"image has 3 dimensions", "must have 2"});
+    expect_error([&] { correlate2d(img4, k, out, cpu_options()); },
+                 {"image has 4 dimensions", "must have 2 (x = width, y = height) or 3"});
+    expect_error([&] { correlate2d(img3, k, out, cpu_options()); }, {"batch of 3", "output has 2 dimensions"});
     expect_error([&] { correlate2d(img, k1, out, cpu_options()); }, {"kernel has 1 dimensions", "must have 2"});
     expect_error([&] { separable_correlate2d(img, k, k1, out, cpu_options()); }, {"row kernel has 2 dimensions"});
 }

@@ -216,6 +216,97 @@ TEST(Plan, AppliedTwiceAndOnFreshImagesEqualsTheOneShotCall) {
     }
 }
 
+// A batch of images of one extent, dense (x, y, n), uniform in [-1, 1).
+Halide::Runtime::Buffer<> random_batch(halide_type_t type, int width, int height, int n) {
+    Halide::Runtime::Buffer<> b(type, width, height, n);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (size_t i = 0; i < b.number_of_elements(); i++) {
+        store(b, i, dist(rng()));
+    }
+    return b;
+}
+
+// A batch (x, y, n) through a plan and the one-shot functions: every image filtered as its
+// own 2D call would, bit for bit; batches of one and of several, odd extents, and a batch
+// cropped out of a larger one (its images neither adjacent nor counted from 0).
+TEST(Batch, EveryImageAsItsOwnCall) {
+    for (Algorithm a : {Algorithm::automatic, Algorithm::naive, Algorithm::shared_tiled}) {
+        for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
+            SCOPED_TRACE(std::string(to_string(a)) + " " + to_string(mode));
+            Image ignore;
+            Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 5, 4, ignore);
+            Options o;
+            o.algorithm = a;
+            o.mode = mode;
+            o.device = Device::cpu;
+            o.boundary = Boundary::reflect;
+            const Plan plan({23, 17}, kernel, o);
+            Halide::Runtime::Buffer<> larger = random_batch(halide_type_of<float>(), 30, 20, 5);
+            Halide::Runtime::Buffer<> cropped = larger.cropped(0, 3, 23).cropped(1, 2, 17).cropped(2, 1, 3);
+            for (Halide::Runtime::Buffer<> batch : {random_batch(halide_type_of<float>(), 23, 17, 1),
+                                                    random_batch(halide_type_of<float>(), 23, 17, 4), cropped}) {
+                Halide::Runtime::Buffer<> once = correlate2d(batch, kernel, o);
+                ASSERT_EQ(once.dimensions(), 3);
+                ASSERT_EQ(once.dim(2).extent(), batch.dim(2).extent());
+                const Extent2d e = plan.output_extent();
+                Halide::Runtime::Buffer<> planned(halide_type_of<float>(), e.width, e.height, batch.dim(2).extent());
+                poison(planned);
+                plan.apply(batch, planned);
+                EXPECT_TRUE(same_bits(plan.apply(batch), planned)) << "the allocating form";
+                for (int i = 0; i < batch.dim(2).extent(); i++) {
+                    Halide::Runtime::Buffer<> image = batch.sliced(2, batch.dim(2).min() + i);
+                    Halide::Runtime::Buffer<> alone = correlate2d(image, kernel, o);
+                    EXPECT_TRUE(same_bits(once.sliced(2, i), alone)) << "image " << i;
+                    EXPECT_TRUE(same_bits(planned.sliced(2, i), alone)) << "image " << i;
+                }
+            }
+        }
+    }
+}
+
+TEST(Batch, SeparableAndGaussianBatches) {
+    Options o;
+    o.device = Device::cpu;
+    o.boundary = Boundary::wrap;
+    Halide::Runtime::Buffer<> batch = random_batch(halide_type_of<float>(), 19, 26, 3);
+    Halide::Runtime::Buffer<float> row(7), column(3);
+    row.fill(0.25f);
+    column.fill(-0.5f);
+    Halide::Runtime::Buffer<float> separable(19, 26, 3), gaussian(19, 26, 3);
+    separable_correlate2d(batch, row, column, separable, o);
+    gaussian_blur(batch, gaussian, 2.5, o);
+    for (int i = 0; i < 3; i++) {
+        Halide::Runtime::Buffer<> image = batch.sliced(2, i);
+        Halide::Runtime::Buffer<float> s(19, 26), g(19, 26);
+        separable_correlate2d(image, row, column, s, o);
+        gaussian_blur(image, g, 2.5, o);
+        EXPECT_TRUE(same_bits(separable.sliced(2, i), s));
+        EXPECT_TRUE(same_bits(gaussian.sliced(2, i), g));
+    }
+}
+
+TEST(Batch, MismatchedBatchesAreRefused) {
+    Halide::Runtime::Buffer<float> kernel(3, 3);
+    kernel.fill(1.0f);
+    Options o;
+    o.device = Device::cpu;
+    const Plan plan({16, 12}, kernel, o);
+    Halide::Runtime::Buffer<> batch = random_batch(halide_type_of<float>(), 16, 12, 3);
+    Halide::Runtime::Buffer<float> two(16, 12, 2), flat(16, 12), wrong(15, 12, 3);
+    expect_error([&] { plan.apply(batch, two); }, ErrorCode::invalid_argument, "holds 2 images");
+    expect_error([&] { plan.apply(batch, flat); }, ErrorCode::invalid_argument, "is one image");
+    expect_error([&] { plan.apply(batch, wrong); }, ErrorCode::invalid_argument, "each output of the batch");
+    expect_error([&] { correlate2d(batch, kernel, two, o); }, ErrorCode::invalid_argument, "holds 2");
+    Halide::Runtime::Buffer<float> four(16, 12, 2, 2);
+    expect_error([&] { correlate2d(four, kernel, o); }, ErrorCode::invalid_argument, "or 3 (x, y, n");
+    Options always = o;
+    always.bands.banding = Banding::always;
+    Halide::Runtime::Buffer<float> out(16, 12, 3);
+    expect_error([&] { correlate2d(batch, kernel, out, always); }, ErrorCode::unsupported, "row bands");
+    Halide::Runtime::Buffer<> overlapping = batch.cropped(2, 0, 3);
+    expect_error([&] { plan.apply(batch, overlapping); }, ErrorCode::invalid_argument, "overlaps");
+}
+
 // The plan copies the kernel: changing the caller's afterwards changes nothing.
 TEST(Plan, OwnsItsKernel) {
     Image img, ker;

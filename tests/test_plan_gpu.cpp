@@ -3,10 +3,12 @@
 #include <cuda_runtime_api.h>
 #include <gmock/gmock.h>
 
+#include <cmath>
 #include <cstdint>
 #include <thread>
 
 #include "common/workspace.h"
+#include "cuda_spin_kernel.h"
 #include "multichannel/halconv_mc.h"
 #include "test_support.h"
 
@@ -78,6 +80,86 @@ TEST_F(PlanGpuStreams, ConcurrentAppliesOnSeveralStreams) {
             }
         }
     }
+}
+
+// A batch (x, y, n) on CUDA: host-resident batches copied in once, device-resident ones
+// dealt over the plan's batch streams; every image's result is its own 2D call's, bit for
+// bit. A device batch written by a kernel queued just before on the caller's non-blocking
+// stream is read after that kernel, and the output is complete once that stream is synchronized.
+TEST_F(PlanGpuStreams, BatchesMatchTheirImagesOneByOne) {
+    for (Algorithm a : {Algorithm::automatic, Algorithm::shared_tiled, Algorithm::im2tensor_fused}) {
+        SCOPED_TRACE(to_string(a));
+        const Precision p = uses_tensor_cores(a) ? Precision::f16f32 : Precision::f32;
+        Image ignore;
+        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(p), 9, 7, ignore);
+        Options o;
+        o.algorithm = a;
+        o.precision = p;
+        o.device = Device::cuda;
+        o.boundary = Boundary::mirror;
+        constexpr int width = 130, height = 70, n = 9;
+        Halide::Runtime::Buffer<> batch(storage_type(p), width, height, n);
+        for (size_t i = 0; i < batch.number_of_elements(); i++) {
+            store(batch, i, std::sin(double(i) * 0.37));
+        }
+        batch.set_host_dirty();
+        Halide::Runtime::Buffer<> from_host = correlate2d(batch, kernel, o);
+        from_host.copy_to_host();
+        const Plan plan({width, height}, kernel, o);
+        Halide::Runtime::Buffer<> on_device(batch.type(), width, height, n);
+        on_device.device_malloc(cuda_device_interface());
+        on_device.copy_from(batch);
+        on_device.set_host_dirty();
+        on_device.copy_to_device(cuda_device_interface());
+        Halide::Runtime::Buffer<> out = plan.allocate_output(), batch_out(out.type(), out.width(), out.height(), n);
+        batch_out.device_malloc(cuda_device_interface());
+        cudaStream_t stream = nullptr;
+        ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+        plan.apply(on_device, batch_out, stream);
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        batch_out.copy_to_host();
+        for (int i = 0; i < n; i++) {
+            Halide::Runtime::Buffer<> image = batch.sliced(2, i);
+            Halide::Runtime::Buffer<> alone = correlate2d(image, kernel, o);
+            alone.copy_to_host();
+            EXPECT_TRUE(same_bits(from_host.sliced(2, i), alone)) << "host batch, image " << i;
+            EXPECT_TRUE(same_bits(batch_out.sliced(2, i), alone)) << "device batch, image " << i;
+        }
+        cudaStreamDestroy(stream);
+    }
+}
+
+TEST_F(PlanGpuStreams, BatchesWaitForTheCallersStream) {
+    constexpr int width = 256, height = 64, n = 16;
+    float *device_in = nullptr;
+    ASSERT_EQ(cudaMalloc(&device_in, sizeof(float) * width * height * n), cudaSuccess);
+    ASSERT_EQ(cudaMemset(device_in, 0, sizeof(float) * width * height * n), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    // ~100 ms of spinning on the caller's stream, then the batch's values.
+    ASSERT_EQ(launch_spin_then_fill(device_in, width * height * n, 200'000'000LL, stream), 0);
+    Halide::Runtime::Buffer<float> input(nullptr, width, height, n);
+    ASSERT_EQ(input.device_wrap_native(cuda_device_interface(), reinterpret_cast<uint64_t>(device_in)), 0);
+    input.set_device_dirty();
+    Halide::Runtime::Buffer<float> kernel(1, 1);
+    kernel(0, 0) = 2.0f;
+    Halide::Runtime::Buffer<float> out(width, height, n);
+    out.device_malloc(cuda_device_interface());
+    Options o;
+    o.device = Device::cuda;
+    o.stream = stream;
+    correlate2d(input, kernel, out, o);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    out.copy_to_host();
+    int wrong = 0;
+    for (int i = 0; i < width * height * n; i++) {
+        wrong += out.data()[i] != 2.0f * (1.0f + 0.5f * static_cast<float>(i % 97));
+    }
+    EXPECT_EQ(wrong, 0) << "the batch ran before the caller's kernel finished, or was incomplete at its stream's end";
+    input.device_detach_native();
+    cudaFree(device_in);
+    cudaStreamDestroy(stream);
 }
 
 // A plan dropped while its work is queued frees its memory after that work: results

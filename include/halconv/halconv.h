@@ -103,6 +103,15 @@
 // Halide share the device's primary context and the caller's stream, so work queued
 // before the call on that stream is seen by it, and work queued after sees its output.
 //
+// Batches: an image of 3 dimensions (x, y, n) is a batch of n images of one extent, and its
+// output a batch of as many (correlate2d, convolve2d, their separable forms, gaussian_blur
+// and Plan::apply; the allocating forms allocate (x', y', n)). Each image is filtered
+// exactly as its own 2D call would filter it (the same bits). On the CPU the images run
+// one after another. On CUDA a host-resident batch is copied to the device whole and its
+// output left device-dirty, as a 2D call leaves it; the images' pipelines are then dealt
+// over a few streams of the plan (forked from Options::stream, joined back to it), so that
+// the kernels of small images run side by side. Batches do not run in row bands
+// (Banding::always is refused: unsupported).
 // Bands (Options::bands): a CUDA call whose image and output are both host-resident
 // (no device allocation; pageable or pinned) runs in row bands when it would not fit in
 // the device's free memory (Banding::automatic), or always when asked (Banding::always;

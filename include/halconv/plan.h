@@ -65,7 +65,8 @@ public:
     static Plan gaussian(Extent2d image, double sigma, const Options &options, GaussianMethod method);
 
     // Runs the plan on `image` (the plan's image extent and storage type) into `output`
-    // (its output extent and output type), on options().stream.
+    // (its output extent and output type), on options().stream. A 3D image (x, y, n) and
+    // output are a batch of n images (halconv.h, "Batches").
     template <typename TI, int DI, int NI, typename TO, int DO, int NO>
     void apply(Halide::Runtime::Buffer<TI, DI, NI> &image, Halide::Runtime::Buffer<TO, DO, NO> &output) const {
         run(image.raw_buffer(), output.raw_buffer(), options().stream);
@@ -82,7 +83,7 @@ public:
     // call copy_to_host before reading it).
     template <typename TI, int DI, int NI>
     Halide::Runtime::Buffer<> apply(Halide::Runtime::Buffer<TI, DI, NI> &image) const {
-        Halide::Runtime::Buffer<> output = allocate_output();
+        Halide::Runtime::Buffer<> output = allocate_output(image.dimensions() == 3 ? image.dim(2).extent() : 0);
         run(image.raw_buffer(), output.raw_buffer(), options().stream);
         return output;
     }
@@ -101,10 +102,13 @@ public:
     static Plan create_separable(Extent2d image, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
                                  const Options &options, Operation operation);
     void run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const;
-    Halide::Runtime::Buffer<> allocate_output() const;
+    // An output of the plan's extent and type with host memory; batch > 0: a batch of as
+    // many (x, y, batch).
+    Halide::Runtime::Buffer<> allocate_output(int batch = 0) const;
 
 private:
     explicit Plan(std::shared_ptr<const detail::PlanState> state) : state_(std::move(state)) {}
+    void run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const;
     std::shared_ptr<const detail::PlanState> state_;
 };
 

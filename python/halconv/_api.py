@@ -62,11 +62,13 @@ def _fill(fillvalue) -> float:
     return float(value.real)
 
 
-def _image(x, role: str, precision, ndim: int = 2) -> tuple[Array, str]:
-    """The image as halconv takes it (precision's storage dtype, dense rows) and the precision."""
+def _image(x, role: str, precision, ndim: int = 2, batch: bool = False) -> tuple[Array, str]:
+    """The image as halconv takes it (precision's storage dtype, dense rows) and the precision;
+    with `batch`, a 3-D array is a batch of images along its first axis."""
     a = Array(x, role)
-    if a.ndim != ndim:
-        raise InvalidArgumentError(f"{role} must be a {ndim}-D array, not {a.ndim}-D {a.shape}")
+    if a.ndim != ndim and not (batch and a.ndim == ndim + 1):
+        allowed = f"{ndim}-D array" + (f" (or {ndim + 1}-D: a batch of images along the first axis)" if batch else "")
+        raise InvalidArgumentError(f"{role} must be a {allowed}, not {a.ndim}-D {a.shape}")
     if a.dtype.kind == "c":
         raise InvalidArgumentError(f"{role} is complex; halconv filters real images")
     p = _precision(precision, a)
@@ -99,21 +101,28 @@ def _options(precision: str, *, mode="same", boundary="constant", fillvalue=0.0,
             "algorithm": _value("algorithm", algorithm, "algorithm"), "device": _device(device), "stream": stream}
 
 
+def _output_shape(image: Array, kernel_shape, mode) -> tuple:
+    """The result's shape: SciPy's for the mode, after the batch axis of a batch."""
+    plane = _halconv.output_shape(list(image.shape[-2:]), list(kernel_shape), _value("mode", mode, "mode"))
+    return tuple(image.shape[:-2]) + tuple(plane)
+
+
 def _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, operation):
-    image, p = _image(in1, "in1", precision)
+    image, p = _image(in1, "in1", precision, batch=True)
     kernel = _kernel(in2, "in2", p)
     if _value("mode", mode, "mode") == _NAMES["mode"].index("valid"):
-        ok1 = all(i >= j for i, j in zip(image.shape, kernel.shape))
-        ok2 = all(j >= i for i, j in zip(image.shape, kernel.shape))
+        ok1 = all(i >= j for i, j in zip(image.shape[-2:], kernel.shape))
+        ok2 = all(j >= i for i, j in zip(image.shape[-2:], kernel.shape))
         if not (ok1 or ok2):
             raise InvalidArgumentError("For 'valid' mode, one must be at least as large as the other in every "
                                        "dimension")
+        if not ok1 and image.ndim == 3:
+            raise InvalidArgumentError("For 'valid' mode on a batch, the kernel must fit inside each image")
         if not ok1:
             # SciPy swaps the operands when the kernel is the larger: convolution commutes,
             # correlation becomes the reversed correlation of the two.
             return _swapped_valid(image, kernel, p, boundary, fillvalue, algorithm, device, out, operation)
-    shape = _halconv.output_shape(list(image.shape), list(kernel.shape), _value("mode", mode, "mode"))
-    result = wrap_output(image, out, shape, _OUTPUT[p])
+    result = wrap_output(image, out, _output_shape(image, kernel.shape, mode), _OUTPUT[p])
     options = _options(p, mode=mode, boundary=boundary, fillvalue=fillvalue, algorithm=algorithm, device=device,
                        stream=image.stream())
     _halconv.correlate(image.describe(), kernel.describe(), result.describe(), _NAMES["operation"].index(operation),
@@ -159,7 +168,9 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorith
     scipy.ndimage's 'constant' / 'nearest' / 'reflect' / 'mirror' / 'wrap'. precision:
     'f64', 'f32', 'f16', 'f16f32' (default: from in1's dtype; in2 is cast to it). device:
     'auto', 'cpu', 'cuda'. NumPy arrays give a NumPy result; CuPy arrays and PyTorch tensors
-    give their own kind on their device, computed on the library's current stream.
+    give their own kind on their device, computed on the library's current stream. A 3-D in1
+    is a batch of images along its first axis, filtered in one call (on the GPU the images'
+    pipelines run side by side: small images fill the device).
     """
     return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "correlate")
 
@@ -171,11 +182,10 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorithm
 
 
 def _separable(in1, row, col, mode, boundary, fillvalue, precision, device, out, operation):
-    image, p = _image(in1, "in1", precision)
+    image, p = _image(in1, "in1", precision, batch=True)
     r = _kernel(np.ravel(_host(row)), "row", p, ndim=1)
     c = _kernel(np.ravel(_host(col)), "col", p, ndim=1)
-    shape = _halconv.output_shape(list(image.shape), [c.shape[0], r.shape[0]], _value("mode", mode, "mode"))
-    result = wrap_output(image, out, shape, _OUTPUT[p])
+    result = wrap_output(image, out, _output_shape(image, [c.shape[0], r.shape[0]], mode), _OUTPUT[p])
     options = _options(p, mode=mode, boundary=boundary, fillvalue=fillvalue, device=device, stream=image.stream())
     _halconv.separable(image.describe(), r.describe(), c.describe(), result.describe(),
                        _NAMES["operation"].index(operation), options)
@@ -232,7 +242,7 @@ def gaussian_filter(input, sigma, mode="reflect", cval=0.0, truncate=4.0, *, rad
     (halconv.h: an approximation of the untruncated Gaussian at a cost independent of sigma;
     one sigma for both axes; truncate and radius do not apply).
     """
-    image, p = _image(input, "input", precision)
+    image, p = _image(input, "input", precision, batch=True)
     if method not in ("exact", "recursive"):
         raise InvalidArgumentError(f"unknown method {method!r}; allowed: exact, recursive")
     result = wrap_output(image, output, image.shape, _OUTPUT[p], role="output")
@@ -379,8 +389,10 @@ class Plan:
             raise InvalidArgumentError(
                 f"image holds {a.dtype} but this plan's precision {self.precision} takes "
                 f"{np.dtype(_STORAGE[self.precision])}")
+        if a.ndim not in (2, 3):
+            raise InvalidArgumentError(f"image must be 2-D, or 3-D (a batch along the first axis), not {a.shape}")
         a = a.rows_contiguous()
-        result = wrap_output(a, out, self.output_shape, _OUTPUT[self.precision])
+        result = wrap_output(a, out, tuple(a.shape[:-2]) + self.output_shape, _OUTPUT[self.precision])
         self._plan.run(a.describe(), result.describe(), a.stream())
         return result.array
 

@@ -39,7 +39,7 @@ def test_bad_options_name_what_is_allowed(rng, kwargs, match):
 
 
 @pytest.mark.parametrize("image, match", [
-    (np.zeros((4, 4, 2)), "2-D array"),
+    (np.zeros((2, 4, 4, 2)), "2-D array"),
     (np.zeros(5), "2-D array"),
     (np.zeros((4, 4), np.complex128), "complex"),
     (np.zeros((4, 4), np.int32), "int32"),

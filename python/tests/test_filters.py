@@ -112,3 +112,31 @@ def test_algorithms_agree_where_named(rng):
         extra = 1e-4 * np.abs(kernel).sum() if name == "fft" else 0.0  # fft's per-tile bound (halconv.h)
         assert_within(result, image, kernel, "same", "reflect", 0.0, "correlate", np.float32, extra=extra)
     assert ran >= 3, "the CPU has naive, shared_tiled and autoscheduled at least"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_batch_is_every_image_filtered_alone(rng, mode):
+    batch = rng.uniform(-1, 1, (5, 21, 34)).astype(np.float32)
+    kernel = rng.uniform(-1, 1, (4, 5))
+    result = halconv.correlate2d(batch, kernel, mode, "wrap", device="cpu")
+    assert result.shape[0] == 5
+    for i in range(5):
+        np.testing.assert_array_equal(result[i], halconv.correlate2d(batch[i], kernel, mode, "wrap", device="cpu"))
+    # a batch read in place from a larger array (images and rows not adjacent)
+    larger = rng.uniform(-1, 1, (7, 30, 40)).astype(np.float32)
+    view = larger[1:6, 2:23, 3:37]
+    viewed = halconv.convolve2d(view, kernel, mode, "symm", device="cpu")
+    for i in range(5):
+        np.testing.assert_array_equal(viewed[i], halconv.convolve2d(view[i], kernel, mode, "symm", device="cpu"))
+    separable = halconv.separable_correlate2d(batch, kernel[0], kernel[:, 0], mode, device="cpu")
+    gaussian = halconv.gaussian_filter(batch, (1.0, 2.0), device="cpu")
+    plan = halconv.Plan(batch.shape[1:], kernel, mode, dtype=np.float32, device="cpu")
+    planned = plan(batch)
+    for i in range(5):
+        np.testing.assert_array_equal(separable[i],
+                                      halconv.separable_correlate2d(batch[i], kernel[0], kernel[:, 0], mode,
+                                                                    device="cpu"))
+        np.testing.assert_array_equal(gaussian[i], halconv.gaussian_filter(batch[i], (1.0, 2.0), device="cpu"))
+        np.testing.assert_array_equal(planned[i], plan(batch[i]))
+    with pytest.raises(halconv.InvalidArgumentError, match="batch"):
+        halconv.correlate2d(rng.random((2, 3, 3)), rng.random((5, 5)), "valid")

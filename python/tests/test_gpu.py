@@ -164,3 +164,16 @@ def test_pipelines_and_gaussian_on_cupy(rng):
     np.testing.assert_allclose(cp.asnumpy(halconv.gaussian_filter(g, 3.0, method="recursive")),
                                halconv.gaussian_filter(image, 3.0, method="recursive", device="cpu"), rtol=0,
                                atol=2e-6)
+
+
+def test_a_batch_of_cupy_images(rng):
+    cp = _cupy()
+    batch = rng.uniform(-1, 1, (12, 64, 96)).astype(np.float16)
+    kernel = rng.uniform(-1, 1, (7, 7))
+    g = cp.asarray(batch)
+    for algorithm in ["auto", "im2tensor_fused", "shared_tiled"]:
+        result = halconv.correlate2d(g, kernel, "same", "mirror", algorithm=algorithm, precision="f16f32")
+        assert isinstance(result, cp.ndarray) and result.shape == (12, 64, 96)
+        for i in (0, 5, 11):
+            alone = halconv.correlate2d(g[i], kernel, "same", "mirror", algorithm=algorithm, precision="f16f32")
+            np.testing.assert_array_equal(cp.asnumpy(result[i]), cp.asnumpy(alone))
