@@ -23,7 +23,7 @@ void check_output(const halide_buffer_t *output, const halide_buffer_t *image, E
                                                      std::to_string(output->dimensions) +
                                                      " dimensions; a batch's output is a batch of as many");
     }
-    check_buffer(output, "output", image->dimensions, type, precision);
+    check_buffer(output, "output", image->dimensions, internal::accepted_type(output, type), precision);
     if (image->dimensions == 3 && output->dim[2].extent != image->dim[2].extent) {
         throw Error(ErrorCode::invalid_argument, "the image is a batch of " + std::to_string(image->dim[2].extent) +
                                                      " but the output holds " + std::to_string(output->dim[2].extent));
@@ -259,7 +259,7 @@ template <typename How>
 Dispatch blur_once(halide_buffer_t *input, halide_buffer_t *output, double sigma, How how, const Options &o) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
-    internal::check_image_buffer(input, "image", t.storage, o.precision);
+    internal::check_image_buffer(input, "image", internal::accepted_type(input, t.storage), o.precision);
     const Plan plan = Plan::gaussian({input->dim[0].extent, input->dim[1].extent}, sigma, o, how);
     plan.run(input, output, o.stream);
     return plan.dispatch();
@@ -280,7 +280,7 @@ Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kern
                                           const Options &options) {
     internal::check_options(options);
     const internal::PrecisionTypes t = internal::types_of(options.precision);
-    internal::check_image_buffer(input, "image", t.storage, options.precision);
+    internal::check_image_buffer(input, "image", internal::accepted_type(input, t.storage), options.precision);
     const Extent2d e =
         output_extent({input->dim[0].extent, input->dim[1].extent}, {kernel_width, kernel_height}, options.mode);
     if (input->dimensions == 3) {
@@ -296,7 +296,7 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
                    Operation operation) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
-    internal::check_image_buffer(input, "image", t.storage, o.precision);
+    internal::check_image_buffer(input, "image", internal::accepted_type(input, t.storage), o.precision);
     check_buffer(kernel, "kernel", 2, t.storage, o.precision);
     const Extent2d image{input->dim[0].extent, input->dim[1].extent};
     check_output(output, input, output_extent(image, {kernel->dim[0].extent, kernel->dim[1].extent}, o.mode), t.output,
@@ -310,7 +310,7 @@ Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel
                              halide_buffer_t *output, const Options &o, Operation operation) {
     internal::check_options(o);
     const internal::PrecisionTypes t = internal::types_of(o.precision);
-    internal::check_image_buffer(input, "image", t.storage, o.precision);
+    internal::check_image_buffer(input, "image", internal::accepted_type(input, t.storage), o.precision);
     check_buffer(row_kernel, "row kernel", 1, t.storage, o.precision);
     check_buffer(col_kernel, "column kernel", 1, t.storage, o.precision);
     const Extent2d image{input->dim[0].extent, input->dim[1].extent};

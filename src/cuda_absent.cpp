@@ -58,6 +58,16 @@ size_t cuda_free_bytes() {
 
 struct BandResources {};
 
+void *staging_device_alloc(size_t, Stream) {
+    throw Error(ErrorCode::unsupported, no_cuda);
+}
+
+void staging_device_free(void *, Stream) {}
+
+void staging_convert_device(const halide_buffer_t *, const halide_buffer_t *, Stream) {
+    throw Error(ErrorCode::unsupported, no_cuda);
+}
+
 std::unique_ptr<BatchStreams> make_batch_streams(int) {
     throw Error(ErrorCode::unsupported, no_cuda);
 }

@@ -14,6 +14,7 @@
 #include "fft/halconv_fft.h"
 #include "internal.h"
 #include "single_channel/halconv_tc.h"
+#include "staging/staging.h"
 
 namespace halconv::internal {
 namespace {
@@ -132,6 +133,27 @@ void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_p
                       Stream stream) {
     check_cuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyDeviceToDevice, stream),
                "device-to-device copy");
+}
+
+void *staging_device_alloc(size_t bytes, Stream stream) {
+    void *p = nullptr;
+    const cudaError_t e = cudaMallocAsync(&p, std::max<size_t>(bytes, 1), stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        throw Error(e == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::device,
+                    "allocating a staging buffer of " + std::to_string(bytes) +
+                        " bytes on the device: " + cudaGetErrorString(e));
+    }
+    return p;
+}
+
+void staging_device_free(void *p, Stream stream) {
+    cudaFreeAsync(p, stream);
+}
+
+void staging_convert_device(const halide_buffer_t *src, const halide_buffer_t *dst, Stream stream) {
+    const int e = rk::staging::convert_cuda(view_of(src, Device::cuda), view_of(dst, Device::cuda), stream);
+    check_cuda(cudaError_t(e), "a staging copy on the device");
 }
 
 CudaTimer::CudaTimer(int reps) {

@@ -180,6 +180,45 @@ void check_unit_stride(const halide_buffer_t *buf, const char *role);
 // on the device: a pipeline would read samples it has already overwritten.
 void check_no_overlap(const halide_buffer_t *input, const char *input_role, const halide_buffer_t *output,
                       const char *output_role);
+// ---- Staging (staging.cpp; halconv.h, "Staging") ----
+// The type a buffer is taken as: its own when it is 8- or 16-bit unsigned (staged),
+// else `native` (what the checks then require).
+halide_type_t accepted_type(const halide_buffer_t *buf, halide_type_t native);
+// Whether a buffer runs through a dense staging copy: an 8- or 16-bit unsigned type, or a
+// batch whose elements are not adjacent along x (interleaved channels).
+bool needs_staging(const halide_buffer_t *buf);
+// A dense buffer (x, y[, n]) of `type` for the length of a call: host memory, or device
+// memory of the current device, allocated and freed in order on `stream`.
+class StagingBuffer {
+public:
+    StagingBuffer(halide_type_t type, const halide_buffer_t *shape_of, Device where, Stream stream);
+    ~StagingBuffer();
+    StagingBuffer(const StagingBuffer &) = delete;
+    StagingBuffer &operator=(const StagingBuffer &) = delete;
+    halide_buffer_t *raw() { return &buffer_; }
+
+private:
+    halide_dimension_t dims_[3]{};
+    halide_buffer_t buffer_{};
+    std::vector<uint8_t> host_;
+    void *device_ = nullptr;
+    Stream stream_ = nullptr;
+};
+// dst = src converted element by element (extents equal): on the host, or on the device
+// (queued on `stream`) where `where` is cuda. Integer destinations are rounded and saturated.
+void stage_convert(const halide_buffer_t *src, const halide_buffer_t *dst, Device where, Stream stream);
+// CUDA halves of the above (cuda_runtime.cpp; cuda_absent.cpp throws).
+void *staging_device_alloc(size_t bytes, Stream stream);
+void staging_device_free(void *p, Stream stream);
+void staging_convert_device(const halide_buffer_t *src, const halide_buffer_t *dst, Stream stream);
+}  // namespace halconv::internal
+namespace halconv::rk::staging {
+struct View;
+}
+namespace halconv::internal {
+// A buffer's memory on the host or the device as the staging copies see it.
+rk::staging::View view_of(const halide_buffer_t *buf, Device where);
+
 // ---- Batches on CUDA (batch_cuda.cpp; cuda_absent.cpp has none) ----
 // Streams of the plan's device that a batch spreads its images over, so that small
 // images fill the device: work on them starts after what the caller queued on its stream

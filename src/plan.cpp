@@ -733,6 +733,10 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
 void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
     const PlanState &s = *state_;
     const Options &o = s.options;
+    if (internal::needs_staging(image) || internal::needs_staging(output)) {
+        run_staged(image, output, stream);
+        return;
+    }
     if (image != nullptr && image->dimensions == 3) {
         run_batch(image, output, stream);
         return;
@@ -931,6 +935,92 @@ void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream str
         run(&in.buffer, &out.buffer, lane);
     });
     output->set_device_dirty(true);
+}
+
+// Images or outputs of 8 or 16 bits, or batches of interleaved channels (halconv.h,
+// "Staging"): converted into dense buffers of the precision's types on the plan's device,
+// filtered as those, the result converted back (integers rounded and saturated).
+void Plan::run_staged(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
+    const PlanState &s = *state_;
+    const Options &o = s.options;
+    internal::check_image_buffer(image, "image", internal::accepted_type(image, s.types.storage), o.precision);
+    internal::check_image_buffer(output, "output", internal::accepted_type(output, s.types.output), o.precision);
+    if (output->dimensions != image->dimensions ||
+        (image->dimensions == 3 && output->dim[2].extent != image->dim[2].extent)) {
+        throw Error(ErrorCode::invalid_argument,
+                    "the output must be a batch of as many images as the image (x, y, n), or both 2D");
+    }
+    check_extent(image, s.image, image->dimensions == 3 ? "each image of the batch" : "image",
+                 "this plan was made for");
+    check_extent(output, s.output, output->dimensions == 3 ? "each output of the batch" : "output", "this mode needs");
+    if (image->dimensions == 2) {
+        internal::check_unit_stride(image, "image");
+        internal::check_unit_stride(output, "output");
+    }
+    internal::check_no_overlap(image, "image", output, "output");
+    if (image->type.bits == 16 && image->type.code == halide_type_uint && s.types.storage.bits == 16) {
+        throw Error(ErrorCode::unsupported, std::string("a uint16 image in precision ") + to_string(o.precision) +
+                                                ": float16 holds integers exactly only up to 2048 and overflows "
+                                                "above 65504; use f32 or f64");
+    }
+    const Device where = s.dispatch.device;
+    if (where == Device::cuda) {
+        // The caller's buffers in the device's memory (the output left device-dirty, as a
+        // 2D call leaves it); Halide's copies run on the legacy default stream.
+        const halide_device_interface_t *cuda = cuda_device_interface();
+        if (image->device == 0 || image->host_dirty()) {
+            if (image->device == 0) {
+                image->set_host_dirty(true);
+            }
+            if (halide_copy_to_device(nullptr, image, cuda) != 0) {
+                throw Error(ErrorCode::out_of_memory,
+                            "could not copy the image to the device: " + internal::take_last_runtime_error());
+            }
+        }
+        if (output->device == 0 && halide_device_malloc(nullptr, output, cuda) != 0) {
+            throw Error(ErrorCode::out_of_memory,
+                        "could not allocate the output on the device: " + internal::take_last_runtime_error());
+        }
+        internal::synchronize_stream(nullptr);
+    } else {
+        if (image->device_dirty() && halide_copy_to_host(nullptr, image) != 0) {
+            throw Error(ErrorCode::device,
+                        "could not copy the image back to the host: " + internal::take_last_runtime_error());
+        }
+        if (output->host == nullptr) {
+            throw Error(ErrorCode::invalid_argument,
+                        "output has no host memory for a CPU run; allocate host memory or use device cuda");
+        }
+    }
+    // Views of the caller's buffers where they are read and written.
+    halide_buffer_t in_view = *image, out_view = *output;
+    if (where == Device::cuda) {
+        in_view.host = out_view.host = nullptr;
+    } else {
+        in_view.device = out_view.device = 0;
+        in_view.device_interface = out_view.device_interface = nullptr;
+    }
+    in_view.flags = out_view.flags = 0;
+    std::unique_ptr<internal::StagingBuffer> in_stage, out_stage;
+    halide_buffer_t *in = &in_view, *out = &out_view;
+    if (internal::needs_staging(image)) {
+        in_stage = std::make_unique<internal::StagingBuffer>(s.types.storage, image, where, stream);
+        internal::stage_convert(&in_view, in_stage->raw(), where, stream);
+        in = in_stage->raw();
+    }
+    if (internal::needs_staging(output)) {
+        out_stage = std::make_unique<internal::StagingBuffer>(s.types.output, output, where, stream);
+        out = out_stage->raw();
+    }
+    if (where == Device::cuda) {
+        in->set_device_dirty(true);
+    }
+    run(in, out, stream);
+    if (out_stage) {
+        internal::stage_convert(out, &out_view, where, stream);
+    }
+    output->set_host_dirty(where == Device::cpu && output->device != 0);
+    output->set_device_dirty(where == Device::cuda);
 }
 
 }  // namespace halconv

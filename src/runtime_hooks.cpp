@@ -1,7 +1,10 @@
 // Halide's runtime hooks shared by every halconv pipeline, CPU or CUDA: Halide runtime
-// errors captured as messages (the entry points throw them as halconv::Error), and the
-// stream each call's CUDA work goes to.
+// errors captured as messages (the entry points throw them as halconv::Error), the
+// stream each call's CUDA work goes to, and the CPU thread pool's size.
+#include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include "internal.h"
 
@@ -44,3 +47,38 @@ std::string take_last_runtime_error() {
 }
 
 }  // namespace halconv::internal
+
+namespace halconv {
+
+namespace {
+
+std::mutex cpu_threads_mutex;
+int cpu_threads_set = 0;  // 0: the default
+
+// Halide's own default (thread_pool_common.h): HL_NUM_THREADS, else the hardware threads.
+int default_cpu_threads() {
+    const char *text = std::getenv("HL_NUM_THREADS");
+    const int n = text != nullptr ? std::atoi(text) : int(std::thread::hardware_concurrency());
+    return std::clamp(n, 1, max_cpu_threads);
+}
+
+}  // namespace
+
+int set_cpu_threads(int n) {
+    if (n < 0 || n > max_cpu_threads) {
+        throw Error(ErrorCode::invalid_argument, "CPU threads " + std::to_string(n) + " out of range; allowed: 1 to " +
+                                                     std::to_string(max_cpu_threads) + ", or 0 for the default");
+    }
+    std::lock_guard<std::mutex> lock(cpu_threads_mutex);
+    const int previous = cpu_threads_set > 0 ? cpu_threads_set : default_cpu_threads();
+    halide_set_num_threads(n);
+    cpu_threads_set = n;
+    return previous;
+}
+
+int cpu_threads() {
+    std::lock_guard<std::mutex> lock(cpu_threads_mutex);
+    return cpu_threads_set > 0 ? cpu_threads_set : default_cpu_threads();
+}
+
+}  // namespace halconv

@@ -97,6 +97,27 @@ TEST(ApiErrors, WrongDimensionality) {
     expect_error([&] { separable_correlate2d(img, k, k1, out, cpu_options()); }, {"row kernel has 2 dimensions"});
 }
 
+// The CPU thread count (process-wide): set, read back, reset to the default; results do
+// not depend on it; out-of-range counts are refused.
+TEST(CpuThreads, SetReadBackAndReset) {
+    const int initial = cpu_threads();
+    EXPECT_GE(initial, 1);
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 301, 203, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 7, 5, ignore);
+    Halide::Runtime::Buffer<> many = correlate2d(img, k, cpu_options());
+    EXPECT_EQ(set_cpu_threads(1), initial);
+    EXPECT_EQ(cpu_threads(), 1);
+    Halide::Runtime::Buffer<> one = correlate2d(img, k, cpu_options());
+    EXPECT_EQ(set_cpu_threads(0), 1);
+    EXPECT_EQ(cpu_threads(), initial);
+    EXPECT_TRUE(same_bits(many, one));
+    expect_error([] { set_cpu_threads(-1); }, {"CPU threads -1 out of range", "or 0 for the default"},
+                 ErrorCode::invalid_argument);
+    expect_error([] { set_cpu_threads(max_cpu_threads + 1); }, {"out of range"}, ErrorCode::invalid_argument);
+    EXPECT_EQ(cpu_threads(), initial);
+}
+
 TEST(ApiErrors, TypeDoesNotMatchPrecision) {
     Image ignore;
     Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<double>(), 8, 8, ignore);

@@ -112,6 +112,16 @@
 // over a few streams of the plan (forked from Options::stream, joined back to it), so that
 // the kernels of small images run side by side. Batches do not run in row bands
 // (Banding::always is refused: unsupported).
+// Staging: images may also be 8- or 16-bit unsigned (uint8, uint16; any precision but a
+// uint16 image in f16 or f16f32, refused: float16 holds integers exactly only up to 2048),
+// outputs may be uint8 or uint16 (whatever the image's type: the float result rounded to
+// nearest, ties to even, and saturated to the type's range; NaN gives 0), and a batch's
+// elements need not be adjacent along x: an interleaved colour image, Halide's
+// make_interleaved (x, y, c with x stride c), is a batch of its channels, each filtered
+// alone. Such buffers are converted into dense buffers of the precision's types on the
+// plan's device (one pass more over each: a copy the size of the image or output, allocated
+// for the call, stream-ordered on CUDA), filtered, and the result converted back. The float
+// results are those of the same call on the values as floats, bit for bit.
 // Bands (Options::bands): a CUDA call whose image and output are both host-resident
 // (no device allocation; pageable or pinned) runs in row bands when it would not fit in
 // the device's free memory (Banding::automatic), or always when asked (Banding::always;
@@ -162,6 +172,14 @@ namespace halconv {
 // True when a CUDA device and driver are usable by this process (always false in a
 // build without CUDA: cuda_info().built).
 bool cuda_available();
+
+// Threads the CPU pipelines run on, for the whole process (as cv::setNumThreads): n from 1
+// to max_cpu_threads, or 0 for the default (HL_NUM_THREADS when set, else the machine's
+// hardware threads). Calls already running keep theirs. Returns the previous count.
+inline constexpr int max_cpu_threads = 256;  // Halide's thread pool
+int set_cpu_threads(int n);
+// The count set_cpu_threads set, or the default.
+int cpu_threads();
 
 // What this process sees of CUDA.
 struct CudaDevice {

@@ -109,6 +109,7 @@ public:
 private:
     explicit Plan(std::shared_ptr<const detail::PlanState> state) : state_(std::move(state)) {}
     void run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const;
+    void run_staged(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const;
     std::shared_ptr<const detail::PlanState> state_;
 };
 

@@ -17,6 +17,7 @@ from ._api import (
     build_info,
     convolve2d,
     correlate2d,
+    cpu_threads,
     cuda_info,
     detect_edges,
     gaussian_filter,
@@ -26,6 +27,7 @@ from ._api import (
     recursive_gaussian_error,
     separable_convolve2d,
     separable_correlate2d,
+    set_cpu_threads,
     unsharp_mask,
 )
 from ._errors import (
@@ -44,7 +46,7 @@ __version__ = _halconv.build_info()["version"]
 
 __all__ = [
     "DeviceError", "Error", "FileError", "InternalError", "InvalidArgumentError", "OutOfMemoryError", "Plan",
-    "UnsupportedError", "bilateral_filter", "build_info", "convolve2d", "correlate2d", "cuda_info", "detect_edges",
-    "gaussian_filter", "gaussian_taps", "multichannel_convolve2d", "multichannel_correlate2d",
-    "recursive_gaussian_error", "separable_convolve2d", "separable_correlate2d", "unsharp_mask",
+    "UnsupportedError", "bilateral_filter", "build_info", "convolve2d", "correlate2d", "cpu_threads", "cuda_info",
+    "detect_edges", "gaussian_filter", "gaussian_taps", "multichannel_convolve2d", "multichannel_correlate2d",
+    "recursive_gaussian_error", "separable_convolve2d", "separable_correlate2d", "set_cpu_threads", "unsharp_mask",
 ]

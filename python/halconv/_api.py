@@ -40,16 +40,33 @@ def _device(device) -> int:
     return _value("device", device, "device")
 
 
+# 8- and 16-bit images are filtered as they are (the library stages them): f32 unless named.
+_INTEGER_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16))
+
+
 def _precision(precision, image: Array) -> str:
     if precision is not None:
         _value("precision", precision, "precision")
         return precision
     dtype = image.dtype
+    if dtype in _INTEGER_DTYPES:
+        return "f32"
     if dtype not in _PRECISION_OF_DTYPE:
         raise InvalidArgumentError(
-            f"{image.role} holds {dtype}; halconv filters float64, float32 and float16 images (precision follows "
-            "the image's dtype: cast it, or name a precision)")
+            f"{image.role} holds {dtype}; halconv filters float64, float32, float16, uint8 and uint16 images "
+            "(precision follows a float image's dtype: cast it, or name a precision)")
     return _PRECISION_OF_DTYPE[dtype]
+
+
+def _output_dtype(precision: str, image: Array, output_dtype) -> np.dtype:
+    """The result's dtype: the precision's float type, or 8- or 16-bit (rounded and saturated)."""
+    native = np.dtype(_OUTPUT[precision])
+    if output_dtype is None:
+        return native
+    dtype = image.dtype if isinstance(output_dtype, str) and output_dtype == "same" else np.dtype(output_dtype)
+    if dtype != native and dtype not in _INTEGER_DTYPES:
+        raise InvalidArgumentError(f"output_dtype {dtype} is not {native} (precision {precision}), uint8 or uint16")
+    return dtype
 
 
 def _fill(fillvalue) -> float:
@@ -62,17 +79,54 @@ def _fill(fillvalue) -> float:
     return float(value.real)
 
 
-def _image(x, role: str, precision, ndim: int = 2, batch: bool = False) -> tuple[Array, str]:
-    """The image as halconv takes it (precision's storage dtype, dense rows) and the precision;
-    with `batch`, a 3-D array is a batch of images along its first axis."""
+def _image(x, role: str, precision, ndim: int = 2, batch: bool = False, channel_axis=None,
+           integers: bool = False) -> tuple[Array, str]:
+    """The image as halconv takes it (the precision's storage dtype, or 8 / 16 bits as they are;
+    dense rows) and the precision. With `batch`, a 3-D array is a batch of images along its
+    first axis; with `channel_axis`, a 3-D array is one image of channels along that axis (a
+    view with the channels first is returned: the library takes interleaved channels as they are).
+    `integers`: 8- and 16-bit images are passed as they are (the library stages them), else cast."""
     a = Array(x, role)
-    if a.ndim != ndim and not (batch and a.ndim == ndim + 1):
+    if channel_axis is not None:
+        if a.ndim != 3:
+            raise InvalidArgumentError(f"with channel_axis, {role} must be 3-D (rows, columns and channels in some "
+                                       f"order), not {a.ndim}-D {a.shape}")
+        axis = _axis(channel_axis, 3)
+    elif a.ndim != ndim and not (batch and a.ndim == ndim + 1):
         allowed = f"{ndim}-D array" + (f" (or {ndim + 1}-D: a batch of images along the first axis)" if batch else "")
         raise InvalidArgumentError(f"{role} must be a {allowed}, not {a.ndim}-D {a.shape}")
     if a.dtype.kind == "c":
         raise InvalidArgumentError(f"{role} is complex; halconv filters real images")
     p = _precision(precision, a)
-    return a.astype(_STORAGE[p]).rows_contiguous(), p
+    if not (integers and a.dtype in _INTEGER_DTYPES):
+        a = a.astype(_STORAGE[p])
+    a = a.rows_contiguous()
+    if channel_axis is not None:
+        a = a.moved(axis, 0)
+    return a, p
+
+
+def _axis(axis, ndim: int) -> int:
+    try:
+        axis = int(axis)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"channel_axis must be an integer, not {axis!r}") from e
+    if not -ndim <= axis < ndim:
+        raise InvalidArgumentError(f"channel_axis {axis} is out of range for a {ndim}-D array")
+    return axis % ndim
+
+
+def _result(image: Array, out, shape, dtype, channel_axis) -> tuple[Array, Array]:
+    """The result array (the caller's `out` checked, or a new one) and the view of it that
+    the library writes: the same, or with the channels first when the image has a channel axis."""
+    if channel_axis is None:
+        r = wrap_output(image, out, shape, dtype)
+        return r, r
+    axis = _axis(channel_axis, 3)
+    outer = list(shape[1:])
+    outer.insert(axis, shape[0])
+    r = wrap_output(image, out, tuple(outer), dtype)
+    return r, r.moved(axis, 0)
 
 
 def _kernel(k, role: str, precision: str, ndim: int = 2) -> Array:
@@ -107,8 +161,9 @@ def _output_shape(image: Array, kernel_shape, mode) -> tuple:
     return tuple(image.shape[:-2]) + tuple(plane)
 
 
-def _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, operation):
-    image, p = _image(in1, "in1", precision, batch=True)
+def _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, operation, channel_axis=None,
+               output_dtype=None):
+    image, p = _image(in1, "in1", precision, batch=True, channel_axis=channel_axis, integers=True)
     kernel = _kernel(in2, "in2", p)
     if _value("mode", mode, "mode") == _NAMES["mode"].index("valid"):
         ok1 = all(i >= j for i, j in zip(image.shape[-2:], kernel.shape))
@@ -117,15 +172,16 @@ def _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device
             raise InvalidArgumentError("For 'valid' mode, one must be at least as large as the other in every "
                                        "dimension")
         if not ok1 and image.ndim == 3:
-            raise InvalidArgumentError("For 'valid' mode on a batch, the kernel must fit inside each image")
+            raise InvalidArgumentError("For 'valid' mode on a batch or channels, the kernel must fit inside each image")
         if not ok1:
             # SciPy swaps the operands when the kernel is the larger: convolution commutes,
             # correlation becomes the reversed correlation of the two.
             return _swapped_valid(image, kernel, p, boundary, fillvalue, algorithm, device, out, operation)
-    result = wrap_output(image, out, _output_shape(image, kernel.shape, mode), _OUTPUT[p])
+    result, written = _result(image, out, _output_shape(image, kernel.shape, mode), _output_dtype(p, image, output_dtype),
+                              channel_axis)
     options = _options(p, mode=mode, boundary=boundary, fillvalue=fillvalue, algorithm=algorithm, device=device,
                        stream=image.stream())
-    _halconv.correlate(image.describe(), kernel.describe(), result.describe(), _NAMES["operation"].index(operation),
+    _halconv.correlate(image.describe(), kernel.describe(), written.describe(), _NAMES["operation"].index(operation),
                        options)
     return result.array
 
@@ -161,7 +217,7 @@ def _swapped_valid(image, kernel, p, boundary, fillvalue, algorithm, device, out
 
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorithm="auto", precision=None,
-                device="auto", out=None):
+                device="auto", out=None, channel_axis=None, output_dtype=None):
     """scipy.signal.correlate2d, with halconv's algorithms and devices.
 
     mode: 'full', 'valid', 'same'. boundary: scipy.signal's 'fill' / 'symm' / 'wrap' or
@@ -170,15 +226,21 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorith
     'auto', 'cpu', 'cuda'. NumPy arrays give a NumPy result; CuPy arrays and PyTorch tensors
     give their own kind on their device, computed on the library's current stream. A 3-D in1
     is a batch of images along its first axis, filtered in one call (on the GPU the images'
-    pipelines run side by side: small images fill the device).
+    pipelines run side by side: small images fill the device). channel_axis: a 3-D in1 is one
+    image with channels along that axis (-1: a colour image of rows x columns x channels),
+    each channel filtered with in2, the result in the same layout. uint8 and uint16 images are
+    taken as they are (precision f32 unless named); output_dtype: None (the precision's float
+    type), 'same', np.uint8 or np.uint16 (rounded to nearest even and saturated).
     """
-    return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "correlate")
+    return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "correlate",
+                      channel_axis, output_dtype)
 
 
 def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorithm="auto", precision=None,
-               device="auto", out=None):
+               device="auto", out=None, channel_axis=None, output_dtype=None):
     """scipy.signal.convolve2d, with halconv's algorithms and devices (see correlate2d)."""
-    return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "convolve")
+    return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "convolve",
+                      channel_axis, output_dtype)
 
 
 def _separable(in1, row, col, mode, boundary, fillvalue, precision, device, out, operation):
@@ -233,19 +295,21 @@ def _gaussian_sizes(sigma, truncate, radius):
 
 
 def gaussian_filter(input, sigma, mode="reflect", cval=0.0, truncate=4.0, *, radius=None, method="exact",
-                    precision=None, device="auto", output=None):
+                    precision=None, device="auto", output=None, channel_axis=None, output_dtype=None):
     """scipy.ndimage.gaussian_filter of a 2-D image (order 0), on halconv's separable pipelines.
 
     sigma: one, or one per axis (rows, columns). The taps are SciPy's: the sampled Gaussian
     normalized over 2 r + 1 taps, r = int(truncate * sigma + 0.5) unless radius is given.
     mode: scipy.ndimage's boundary names. method='recursive' runs the recursive Gaussian
     (halconv.h: an approximation of the untruncated Gaussian at a cost independent of sigma;
-    one sigma for both axes; truncate and radius do not apply).
+    one sigma for both axes; truncate and radius do not apply). channel_axis and output_dtype
+    as for correlate2d. Unlike SciPy, a uint8 or uint16 image gives a float result unless
+    output_dtype is given (SciPy returns the input's type, truncating after each axis' pass).
     """
-    image, p = _image(input, "input", precision, batch=True)
+    image, p = _image(input, "input", precision, batch=True, channel_axis=channel_axis, integers=True)
     if method not in ("exact", "recursive"):
         raise InvalidArgumentError(f"unknown method {method!r}; allowed: exact, recursive")
-    result = wrap_output(image, output, image.shape, _OUTPUT[p], role="output")
+    result, written = _result(image, output, image.shape, _output_dtype(p, image, output_dtype), channel_axis)
     options = _options(p, mode="same", boundary=mode, fillvalue=cval, device=device, stream=image.stream())
     if method == "recursive":
         sigmas = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (2,))
@@ -253,16 +317,16 @@ def gaussian_filter(input, sigma, mode="reflect", cval=0.0, truncate=4.0, *, rad
             raise InvalidArgumentError("the recursive Gaussian takes one sigma for both axes")
         if radius is not None:
             raise InvalidArgumentError("radius does not apply to the recursive Gaussian (it is untruncated)")
-        _halconv.gaussian(image.describe(), result.describe(), float(sigmas[0]), 0, True, options)
+        _halconv.gaussian(image.describe(), written.describe(), float(sigmas[0]), 0, True, options)
         return result.array
     sigmas, sizes = _gaussian_sizes(sigma, truncate, radius)
     if sigmas[0] == sigmas[1] and sizes[0] == sizes[1]:
-        _halconv.gaussian(image.describe(), result.describe(), sigmas[0], sizes[0], False, options)
+        _halconv.gaussian(image.describe(), written.describe(), sigmas[0], sizes[0], False, options)
     else:
         col = np.asarray(_halconv.gaussian_taps(sigmas[0], sizes[0]))
         row = np.asarray(_halconv.gaussian_taps(sigmas[1], sizes[1]))
         r, c = _kernel(row, "row", p, ndim=1), _kernel(col, "col", p, ndim=1)
-        _halconv.separable(image.describe(), r.describe(), c.describe(), result.describe(),
+        _halconv.separable(image.describe(), r.describe(), c.describe(), written.describe(),
                            _NAMES["operation"].index("correlate"), options)
     return result.array
 
@@ -452,6 +516,17 @@ def gaussian_taps(sigma, size=0):
 def recursive_gaussian_error(sigma) -> float:
     """The recursive Gaussian's bound: |recursive - exact untruncated| <= this * max |x| (halconv.h)."""
     return float(_halconv.recursive_gaussian_error(float(sigma)))
+
+
+def set_cpu_threads(n: int) -> int:
+    """Threads the CPU pipelines run on, for the whole process: 1 to 256, or 0 for the default
+    (HL_NUM_THREADS when set, else the machine's hardware threads). Returns the previous count."""
+    return int(_halconv.set_cpu_threads(int(n)))
+
+
+def cpu_threads() -> int:
+    """The count set_cpu_threads set, or the default."""
+    return int(_halconv.cpu_threads())
 
 
 def cuda_info() -> dict:

@@ -146,6 +146,16 @@ class Array:
                 return cupy.empty(shape, dtype=dtype)
         return np.empty(shape, dtype=dtype)
 
+    def moved(self, source: int, destination: int) -> "Array":
+        """A view with axis `source` moved to `destination`, in the array's own library."""
+        if self.library == "torch":
+            return self._replaced(self.array.movedim(source, destination))
+        if self.library == "cupy":
+            import cupy
+
+            return self._replaced(cupy.moveaxis(self.array, source, destination))
+        return self._replaced(np.moveaxis(self.array, source, destination))
+
     def flipped(self, x):
         """x reversed along its first two axes, in this array's library."""
         if self.library == "torch":

@@ -373,6 +373,9 @@ NB_MODULE(_halconv, m) {
         return std::vector<int64_t>{e.height, e.width};
     });
     m.def("gaussian_taps", &gaussian_taps, "sigma"_a, "size"_a = 0);
+    m.def("set_cpu_threads", &set_cpu_threads);
+    m.def("cpu_threads", &cpu_threads);
+    m.attr("max_cpu_threads") = max_cpu_threads;
     m.def("recursive_gaussian_error", &recursive_gaussian_error);
 
     m.def("correlate", [](const ArrayArg &image, const ArrayArg &kernel, const ArrayArg &out, int operation,

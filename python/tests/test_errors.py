@@ -99,3 +99,8 @@ def test_unknown_array_types_are_refused():
         halconv.correlate2d(NotAnArray(), np.ones((3, 3)))
     with pytest.raises(halconv.InvalidArgumentError):
         halconv.correlate2d("an image", np.ones((3, 3)))
+
+
+def test_the_public_names_are_all_there():
+    for name in halconv.__all__:
+        assert hasattr(halconv, name), name

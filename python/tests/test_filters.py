@@ -140,3 +140,40 @@ def test_a_batch_is_every_image_filtered_alone(rng, mode):
         np.testing.assert_array_equal(planned[i], plan(batch[i]))
     with pytest.raises(halconv.InvalidArgumentError, match="batch"):
         halconv.correlate2d(rng.random((2, 3, 3)), rng.random((5, 5)), "valid")
+
+
+@pytest.mark.parametrize("dtype, top", [(np.uint8, 255), (np.uint16, 65535)])
+def test_eight_and_sixteen_bit_images(rng, dtype, top):
+    image = rng.integers(0, top + 1, (37, 45)).astype(dtype)
+    kernel = rng.uniform(-0.2, 0.5, (5, 4))
+    floats = halconv.correlate2d(image, kernel, "same", "symm", device="cpu")
+    assert floats.dtype == np.float32, "precision f32 unless named"
+    np.testing.assert_array_equal(floats, halconv.correlate2d(image.astype(np.float32), kernel, "same", "symm",
+                                                              device="cpu"))
+    same = halconv.correlate2d(image, kernel, "same", "symm", device="cpu", output_dtype="same")
+    assert same.dtype == dtype
+    np.testing.assert_array_equal(same, np.clip(np.rint(floats.astype(np.float64)), 0, top).astype(dtype))
+    with pytest.raises(halconv.InvalidArgumentError, match="output_dtype"):
+        halconv.correlate2d(image, kernel, "same", output_dtype=np.int32)
+    if dtype == np.uint16:
+        with pytest.raises(halconv.UnsupportedError, match="float16"):
+            halconv.correlate2d(image, kernel, "same", precision="f16f32", device="cpu")
+
+
+@pytest.mark.parametrize("channel_axis", [-1, 0])
+def test_colour_images_filtered_per_channel(rng, channel_axis):
+    planes = rng.integers(0, 256, (3, 29, 41)).astype(np.uint8)
+    image = np.ascontiguousarray(np.moveaxis(planes, 0, channel_axis))
+    kernel = rng.uniform(0, 0.1, (7, 7))
+    result = halconv.convolve2d(image, kernel, "same", "wrap", device="cpu", channel_axis=channel_axis,
+                                output_dtype=np.uint8)
+    assert result.shape == image.shape and result.dtype == np.uint8
+    blurred = halconv.gaussian_filter(image, 2.0, channel_axis=channel_axis, device="cpu")
+    assert blurred.shape == image.shape and blurred.dtype == np.float32
+    for c in range(3):
+        alone = halconv.convolve2d(planes[c], kernel, "same", "wrap", device="cpu", output_dtype=np.uint8)
+        np.testing.assert_array_equal(np.take(result, c, axis=channel_axis), alone)
+        np.testing.assert_array_equal(np.take(blurred, c, axis=channel_axis),
+                                      halconv.gaussian_filter(planes[c], 2.0, device="cpu"))
+    with pytest.raises(halconv.InvalidArgumentError, match="channel_axis"):
+        halconv.correlate2d(planes[0], kernel, channel_axis=-1)

@@ -177,3 +177,15 @@ def test_a_batch_of_cupy_images(rng):
         for i in (0, 5, 11):
             alone = halconv.correlate2d(g[i], kernel, "same", "mirror", algorithm=algorithm, precision="f16f32")
             np.testing.assert_array_equal(cp.asnumpy(result[i]), cp.asnumpy(alone))
+
+
+def test_eight_bit_colour_images_on_the_gpu(rng):
+    cp = _cupy()
+    image = rng.integers(0, 256, (64, 80, 3)).astype(np.uint8)
+    kernel = rng.uniform(0, 0.05, (9, 9))
+    result = halconv.correlate2d(cp.asarray(image), kernel, "same", "symm", channel_axis=-1, output_dtype=np.uint8)
+    assert isinstance(result, cp.ndarray) and result.dtype == np.uint8 and result.shape == image.shape
+    expected = halconv.correlate2d(image, kernel, "same", "symm", channel_axis=-1, output_dtype=np.uint8,
+                                   device="cpu")
+    # float32 sums in another order may round a result lying at .5 the other way
+    assert np.abs(cp.asnumpy(result).astype(int) - expected.astype(int)).max() <= 1

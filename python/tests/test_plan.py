@@ -90,3 +90,18 @@ def test_the_gil_is_released_while_computing(rng):
     assert elapsed > 0.05, "the call was too short to tell"
     # with the GIL held, the loop could not tick while the call ran
     assert ticks >= 0.05 * elapsed / 0.001
+
+
+def test_cpu_threads_can_be_set_and_reset(rng):
+    initial = halconv.cpu_threads()
+    image, kernel = rng.random((200, 150)).astype(np.float32), rng.random((5, 5))
+    many = halconv.correlate2d(image, kernel, "same", device="cpu")
+    assert halconv.set_cpu_threads(1) == initial
+    try:
+        assert halconv.cpu_threads() == 1
+        np.testing.assert_array_equal(halconv.correlate2d(image, kernel, "same", device="cpu"), many)
+    finally:
+        assert halconv.set_cpu_threads(0) == 1
+    assert halconv.cpu_threads() == initial
+    with pytest.raises(halconv.InvalidArgumentError, match="out of range"):
+        halconv.set_cpu_threads(-2)
