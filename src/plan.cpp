@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <tuple>
 
 #include "bands.h"
 #include "common/workspace_scope.h"
@@ -80,6 +81,11 @@ void check_options(const Options &o) {
                                                      "; allowed: auto, " + algorithm_list(Api::correlate2d));
     }
     check_device(o.device);
+    if ((o.origin_x != 0 || o.origin_y != 0) && o.mode != Mode::same) {
+        throw Error(ErrorCode::invalid_argument, std::string("an origin (") + std::to_string(o.origin_x) + ", " +
+                                                     std::to_string(o.origin_y) + ") with mode " + to_string(o.mode) +
+                                                     "; the origin shifts mode same's kernel placement only");
+    }
     const BandOptions &b = o.bands;
     if (static_cast<uint32_t>(b.banding) > static_cast<uint32_t>(Banding::never)) {
         throw Error(ErrorCode::invalid_argument,
@@ -302,6 +308,21 @@ void finish(PlanState &s) {
     }
 }
 
+// The origin keeps every output sample under the kernel (options.h).
+void check_origin(const PlanState &s) {
+    const bool flip = s.operation == Operation::convolve;
+    for (const auto &[k, origin, axis] :
+         {std::tuple{s.kernel.width, s.options.origin_x, "x"}, std::tuple{s.kernel.height, s.options.origin_y, "y"}}) {
+        const int centre = internal::mode_offset(k, s.options.mode, flip);
+        if (origin < -centre || origin > k - 1 - centre) {
+            throw Error(ErrorCode::invalid_argument, std::string("origin_") + axis + " " + std::to_string(origin) +
+                                                         " for a kernel of " + std::to_string(k) + " taps along " +
+                                                         axis + "; allowed: " + std::to_string(-centre) + " to " +
+                                                         std::to_string(k - 1 - centre));
+        }
+    }
+}
+
 Extent2d checked_extent(Extent2d image, Extent2d kernel, Mode mode) {
     return output_extent(image, kernel, mode);  // throws for empty or mismatched extents
 }
@@ -328,6 +349,7 @@ Plan Plan::create(Extent2d image, halide_buffer_t *kernel, const Options &o, Ope
     internal::check_buffer(kernel, "kernel", 2, s->types.storage, o.precision);
     s->kernel = {kernel->dim[0].extent, kernel->dim[1].extent};
     s->output = checked_extent(image, s->kernel, o.mode);
+    check_origin(*s);
     const Halide::Runtime::Buffer<double> values = internal::finite_host_values(kernel, "kernel");
 
     Request r{.precision = o.precision,
@@ -409,6 +431,7 @@ Plan Plan::create_separable(Extent2d image, halide_buffer_t *row_kernel, halide_
     internal::check_buffer(col_kernel, "column kernel", 1, s->types.storage, o.precision);
     s->kernel = {row_kernel->dim[0].extent, col_kernel->dim[0].extent};
     s->output = checked_extent(image, s->kernel, o.mode);
+    check_origin(*s);
     const Halide::Runtime::Buffer<double> row = internal::finite_host_values(row_kernel, "row kernel");
     const Halide::Runtime::Buffer<double> col = internal::finite_host_values(col_kernel, "column kernel");
     Request r{.device = internal::resolve_device(o.device),
@@ -472,6 +495,11 @@ Plan Plan::gaussian(Extent2d image, double sigma, const Options &o, GaussianMeth
         throw Error(ErrorCode::unsupported,
                     "recursive Gaussian: precision f16 (float16 arithmetic) cannot carry the "
                     "recursion; allowed: f64, f32, f16f32 (float16 samples, float32 sums)");
+    }
+    if (o.origin_x != 0 || o.origin_y != 0) {
+        throw Error(ErrorCode::unsupported,
+                    "the recursive Gaussian has no origin (it is symmetric and unbounded); "
+                    "allowed: origin (0, 0)");
     }
     s->kernel = {1, 1};
     s->output = checked_extent(image, s->kernel, o.mode);
@@ -555,6 +583,18 @@ struct DenseView {
         buffer.dim = dims;
     }
 };
+
+// Where output (x, y) reads the boundary-extended image from: (x - offset, y - offset), the
+// mode's centre shifted by the origin.
+int offset_x(const PlanState &s) {
+    return internal::mode_offset(s.kernel.width, s.options.mode, s.operation == Operation::convolve) +
+           s.options.origin_x;
+}
+
+int offset_y(const PlanState &s) {
+    return internal::mode_offset(s.kernel.height, s.options.mode, s.operation == Operation::convolve) +
+           s.options.origin_y;
+}
 
 void check_extent(const halide_buffer_t *b, Extent2d want, const char *role, const char *needs) {
     if (b->dim[0].extent != want.width || b->dim[1].extent != want.height) {
@@ -675,13 +715,11 @@ bool runs_as_transform(const PlanState &s, halide_buffer_t *image) {
 // algorithm (for the CPU or the current CUDA device, made once per band height).
 void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *output, Stream stream) {
     const Options &o = s.options;
-    const bool flip = s.operation == Operation::convolve;
     internal::BandCall call;
-    call.layout = internal::band_layout(
-        s.image, s.kernel, s.output, internal::mode_offset(s.kernel.width, o.mode, flip),
-        internal::mode_offset(s.kernel.height, o.mode, flip), s.types.storage.bytes(), s.types.output.bytes(),
-        o.bands.band_rows, s.row->tensor_cores ? int(halconv_tc_row_phase) : 1,
-        image->device != 0 ? internal::band_halo_ratio : 1);
+    call.layout = internal::band_layout(s.image, s.kernel, s.output, offset_x(s), offset_y(s), s.types.storage.bytes(),
+                                        s.types.output.bytes(), o.bands.band_rows,
+                                        s.row->tensor_cores ? int(halconv_tc_row_phase) : 1,
+                                        image->device != 0 ? internal::band_halo_ratio : 1);
     // Valid mode reads the caller's image as it is.
     call.layout.tma_rows =
         o.mode != Mode::valid ||
@@ -703,6 +741,7 @@ void run_in_bands(const PlanState &s, halide_buffer_t *image, halide_buffer_t *o
         }
         Options band = s.options;
         band.mode = Mode::valid;
+        band.origin_x = band.origin_y = 0;  // the slabs already follow the shifted placement
         band.algorithm = s.dispatch.algorithm;
         band.device = s.dispatch.device;
         band.stream = nullptr;
@@ -764,8 +803,8 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
                              : std::string("row bands run it with both buffers on the host or both in the "
                                            "CUDA device's memory")));
     }
-    const int ox = internal::mode_offset(s.kernel.width, o.mode, flip) + output->dim[0].min - image->dim[0].min;
-    const int oy = internal::mode_offset(s.kernel.height, o.mode, flip) + output->dim[1].min - image->dim[1].min;
+    const int ox = offset_x(s) + output->dim[0].min - image->dim[0].min;
+    const int oy = offset_y(s) + output->dim[1].min - image->dim[1].min;
     const Device device = s.dispatch.device;
     const int32_t boundary = static_cast<int32_t>(o.boundary);
     const internal::PipelineFns &fn =

@@ -118,6 +118,66 @@ TEST(CpuThreads, SetReadBackAndReset) {
     EXPECT_EQ(cpu_threads(), initial);
 }
 
+// The origin (mode same): output(x, y) is the same-mode result at (x - origin) of the
+// boundary-extended image, i.e. the full-mode output at (x + k - 1 - centre - origin), for
+// several CPU algorithms and both operations; out-of-range origins and other modes are refused.
+TEST(Origin, ShiftsTheSameModeResult) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<double>(), 37, 29, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<double>(), 6, 5, ignore);
+    for (Operation operation : {Operation::correlate, Operation::convolve}) {
+        Options full = cpu_options(Precision::f64);
+        full.mode = Mode::full;
+        full.boundary = Boundary::mirror;
+        full.algorithm = Algorithm::naive;
+        const Plan full_plan({37, 29}, k, full, operation);
+        Halide::Runtime::Buffer<double> f(full_plan.apply(img));
+        for (Algorithm a : {Algorithm::naive, Algorithm::shared_tiled, Algorithm::autoscheduled, Algorithm::fft}) {
+            for (auto [origin_x, origin_y] : {std::pair{0, 0}, std::pair{-2, 1}, std::pair{2, -2}, std::pair{-3, 2}}) {
+                SCOPED_TRACE(std::string(to_string(operation)) + " " + to_string(a) + " origin " +
+                             std::to_string(origin_x) + "," + std::to_string(origin_y));
+                Options o = full;
+                o.mode = Mode::same;
+                o.algorithm = a;
+                o.origin_x = origin_x;
+                o.origin_y = origin_y;
+                // The same mode's centre: (k - 1) / 2 taps for correlation, k / 2 for convolution.
+                const bool flip = operation == Operation::convolve;
+                const int cx = flip ? 6 / 2 : 5 / 2, cy = flip ? 5 / 2 : 4 / 2;
+                if (origin_x < -cx || origin_x > 5 - cx || origin_y < -cy || origin_y > 4 - cy) {
+                    expect_error(
+                        [&] {
+                            const Plan p({37, 29}, k, o, operation);
+                        },
+                        {"origin_", "allowed"}, ErrorCode::invalid_argument);
+                    continue;
+                }
+                Halide::Runtime::Buffer<double> out(Plan({37, 29}, k, o, operation).apply(img));
+                double worst = 0.0;
+                out.for_each_element([&](int x, int y) {
+                    const double e = f(x + 5 - cx - origin_x, y + 4 - cy - origin_y);
+                    worst = std::max(worst, std::abs(out(x, y) - e));
+                });
+                EXPECT_LT(worst, 1e-11);
+            }
+        }
+    }
+    // In row bands too: each band's slab follows the shifted placement.
+    Options shifted = cpu_options(Precision::f64);
+    shifted.boundary = Boundary::wrap;
+    shifted.origin_x = -2;
+    shifted.origin_y = 2;
+    Options banded = shifted;
+    banded.bands.banding = Banding::always;
+    banded.bands.band_rows = 7;
+    EXPECT_TRUE(same_bits(Plan({37, 29}, k, banded).apply(img), Plan({37, 29}, k, shifted).apply(img)));
+    Options valid = cpu_options();
+    valid.mode = Mode::valid;
+    valid.origin_x = 1;
+    Halide::Runtime::Buffer<> k32 = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    expect_error([&] { const Plan p({16, 16}, k32, valid); }, {"origin", "mode same"}, ErrorCode::invalid_argument);
+}
+
 TEST(ApiErrors, TypeDoesNotMatchPrecision) {
     Image ignore;
     Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<double>(), 8, 8, ignore);

@@ -162,6 +162,47 @@ TEST_F(PlanGpuStreams, BatchesWaitForTheCallersStream) {
     cudaStreamDestroy(stream);
 }
 
+// The origin on CUDA's algorithms (extern stages and Halide schedules): each output the
+// full-mode result shifted as on the CPU (test_api.cpp, Origin), within float32's rounding.
+TEST_F(PlanGpuStreams, OriginShiftsEveryAlgorithm) {
+    Image ignore;
+    Halide::Runtime::Buffer<> img = random_buffer(halide_type_of<float>(), 301, 157, ignore);
+    Halide::Runtime::Buffer<> k = random_buffer(halide_type_of<float>(), 9, 6, ignore);
+    Halide::Runtime::Buffer<> rank1 = random_rank1_kernel(halide_type_of<float>(), 9, 6, ignore);
+    for (Operation operation : {Operation::correlate, Operation::convolve}) {
+        for (Algorithm a : {Algorithm::shared_tiled, Algorithm::im2tensor_fused, Algorithm::fft, Algorithm::separable,
+                            Algorithm::naive}) {
+            Halide::Runtime::Buffer<> &kernel = a == Algorithm::separable ? rank1 : k;
+            Options full;
+            full.device = Device::cpu;
+            full.mode = Mode::full;
+            full.boundary = Boundary::nearest;
+            full.algorithm = Algorithm::naive;
+            Halide::Runtime::Buffer<float> f(Plan({301, 157}, kernel, full, operation).apply(img));
+            const bool flip = operation == Operation::convolve;
+            const int cx = flip ? 9 / 2 : 8 / 2, cy = flip ? 6 / 2 : 5 / 2;
+            for (auto [ox, oy] : {std::pair{-cx, 5 - cy}, std::pair{8 - cx, -cy}, std::pair{1, -1}}) {
+                SCOPED_TRACE(std::string(to_string(operation)) + " " + to_string(a) + " origin " + std::to_string(ox) +
+                             "," + std::to_string(oy));
+                Options o = full;
+                o.device = Device::cuda;
+                o.mode = Mode::same;
+                o.algorithm = a;
+                o.origin_x = ox;
+                o.origin_y = oy;
+                Halide::Runtime::Buffer<> got = Plan({301, 157}, kernel, o, operation).apply(img);
+                got.copy_to_host();
+                const Halide::Runtime::Buffer<float> out(got);
+                double worst = 0.0;
+                out.for_each_element([&](int x, int y) {
+                    worst = std::max(worst, std::abs(double(out(x, y)) - f(x + 8 - cx - ox, y + 5 - cy - oy)));
+                });
+                EXPECT_LT(worst, 2e-4);
+            }
+        }
+    }
+}
+
 // A plan dropped while its work is queued frees its memory after that work: results
 // stay right when plans come and go on a busy stream.
 TEST_F(PlanGpuStreams, ShortLivedPlansOnOneStream) {

@@ -35,6 +35,14 @@ struct Options {
     Device device = Device::automatic;
     Stream stream = nullptr;  // CUDA stream for device work (cudaStream_t converts); nullptr = the default stream
     BandOptions bands;        // host-resident images too large for the device, or several GPUs
+    // Mode::same only: the kernel's placement shifted as scipy.ndimage's origin shifts it
+    // (OpenCV's anchor): output(x, y) is the same-mode result at (x - origin_x, y - origin_y)
+    // of the boundary-extended image. Allowed while the output sample stays under the
+    // kernel: -c <= origin <= k - 1 - c, c the same mode's centre ((k - 1) / 2 taps for
+    // correlation, k / 2 for convolution). For odd k it is scipy.ndimage's origin; for even
+    // k SciPy's signal and ndimage centre one sample apart: scipy.ndimage.correlate's origin o
+    // is o + 1 here, scipy.ndimage.convolve's o - 1.
+    int origin_x = 0, origin_y = 0;
 };
 
 // Extents (width, height) of an image, a kernel or an output.

@@ -149,10 +149,20 @@ def _kernel(k, role: str, precision: str, ndim: int = 2) -> Array:
 
 
 def _options(precision: str, *, mode="same", boundary="constant", fillvalue=0.0, algorithm="auto",
-             device="auto", stream=0) -> dict:
+             device="auto", stream=0, origin=0) -> dict:
+    oy, ox = _origin(origin)
     return {"precision": _value("precision", precision, "precision"),
             "mode": _value("mode", mode, "mode"), "boundary": _boundary(boundary), "fill_value": _fill(fillvalue),
-            "algorithm": _value("algorithm", algorithm, "algorithm"), "device": _device(device), "stream": stream}
+            "algorithm": _value("algorithm", algorithm, "algorithm"), "device": _device(device), "stream": stream,
+            "origin_x": ox, "origin_y": oy}
+
+
+def _origin(origin) -> tuple[int, int]:
+    """(rows, columns) of an origin given as one integer or a pair."""
+    values = np.broadcast_to(np.asarray(origin), (2,)) if np.ndim(origin) <= 1 else None
+    if values is None or not np.all(values == np.floor(values)):
+        raise InvalidArgumentError(f"origin must be an integer or a pair of integers (rows, columns), not {origin!r}")
+    return int(values[0]), int(values[1])
 
 
 def _output_shape(image: Array, kernel_shape, mode) -> tuple:
@@ -162,7 +172,7 @@ def _output_shape(image: Array, kernel_shape, mode) -> tuple:
 
 
 def _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, operation, channel_axis=None,
-               output_dtype=None):
+               output_dtype=None, origin=0):
     image, p = _image(in1, "in1", precision, batch=True, channel_axis=channel_axis, integers=True)
     kernel = _kernel(in2, "in2", p)
     if _value("mode", mode, "mode") == _NAMES["mode"].index("valid"):
@@ -180,7 +190,7 @@ def _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device
     result, written = _result(image, out, _output_shape(image, kernel.shape, mode), _output_dtype(p, image, output_dtype),
                               channel_axis)
     options = _options(p, mode=mode, boundary=boundary, fillvalue=fillvalue, algorithm=algorithm, device=device,
-                       stream=image.stream())
+                       stream=image.stream(), origin=origin)
     _halconv.correlate(image.describe(), kernel.describe(), written.describe(), _NAMES["operation"].index(operation),
                        options)
     return result.array
@@ -217,7 +227,7 @@ def _swapped_valid(image, kernel, p, boundary, fillvalue, algorithm, device, out
 
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorithm="auto", precision=None,
-                device="auto", out=None, channel_axis=None, output_dtype=None):
+                device="auto", out=None, channel_axis=None, output_dtype=None, origin=0):
     """scipy.signal.correlate2d, with halconv's algorithms and devices.
 
     mode: 'full', 'valid', 'same'. boundary: scipy.signal's 'fill' / 'symm' / 'wrap' or
@@ -230,17 +240,20 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorith
     image with channels along that axis (-1: a colour image of rows x columns x channels),
     each channel filtered with in2, the result in the same layout. uint8 and uint16 images are
     taken as they are (precision f32 unless named); output_dtype: None (the precision's float
-    type), 'same', np.uint8 or np.uint16 (rounded to nearest even and saturated).
+    type), 'same', np.uint8 or np.uint16 (rounded to nearest even and saturated). origin (mode
+    same): the result at (i, j) is the same-mode result at (i - origin[0], j - origin[1]) of the
+    boundary-extended image; scipy.ndimage's origin for odd kernels (for even ones ndimage
+    centres one sample apart: halconv.h, Options::origin_x).
     """
     return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "correlate",
-                      channel_axis, output_dtype)
+                      channel_axis, output_dtype, origin)
 
 
 def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, algorithm="auto", precision=None,
-               device="auto", out=None, channel_axis=None, output_dtype=None):
+               device="auto", out=None, channel_axis=None, output_dtype=None, origin=0):
     """scipy.signal.convolve2d, with halconv's algorithms and devices (see correlate2d)."""
     return _correlate(in1, in2, mode, boundary, fillvalue, algorithm, precision, device, out, "convolve",
-                      channel_axis, output_dtype)
+                      channel_axis, output_dtype, origin)
 
 
 def _separable(in1, row, col, mode, boundary, fillvalue, precision, device, out, operation):

@@ -181,6 +181,8 @@ Options options_from(const nb::dict &d) {
     o.device = enum_from(d, "device", o.device);
     o.stream = stream_from(d);
     o.bands.banding = enum_from(d, "banding", o.bands.banding);
+    o.origin_x = value_from(d, "origin_x", o.origin_x);
+    o.origin_y = value_from(d, "origin_y", o.origin_y);
     return o;
 }
 

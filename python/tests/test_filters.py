@@ -177,3 +177,28 @@ def test_colour_images_filtered_per_channel(rng, channel_axis):
                                       halconv.gaussian_filter(planes[c], 2.0, device="cpu"))
     with pytest.raises(halconv.InvalidArgumentError, match="channel_axis"):
         halconv.correlate2d(planes[0], kernel, channel_axis=-1)
+
+
+@pytest.mark.parametrize("operation", ["correlate", "convolve"])
+def test_origin_shifts_the_same_mode_result(rng, operation):
+    image, kernel = rng.uniform(-1, 1, (23, 31)), rng.uniform(-1, 1, (5, 4))
+    function = halconv.correlate2d if operation == "correlate" else halconv.convolve2d
+    full = function(image, kernel, "full", "symm", device="cpu")
+    same = function(image, kernel, "same", "symm", device="cpu")
+    for origin in [(1, -1), (-2, 1), 0, (2, 0)]:
+        shifted = function(image, kernel, "same", "symm", device="cpu", origin=origin)
+        oy, ox = np.broadcast_to(origin, (2,))
+        # the same-mode result at (i - oy, j - ox): a window of the full result moved by the origin
+        offsets = [(y, x) for y in range(5) for x in range(4) if np.allclose(full[y:y + 23, x:x + 31], same)]
+        assert len(offsets) == 1
+        y0, x0 = offsets[0]
+        np.testing.assert_allclose(shifted, full[y0 - oy:y0 - oy + 23, x0 - ox:x0 - ox + 31], rtol=0, atol=1e-12)
+    if operation == "correlate":
+        import scipy.ndimage
+        odd = rng.uniform(-1, 1, (5, 3))
+        np.testing.assert_allclose(halconv.correlate2d(image, odd, "same", "symm", device="cpu", origin=(1, -1)),
+                                   scipy.ndimage.correlate(image, odd, mode="reflect", origin=(1, -1)), atol=1e-12)
+    with pytest.raises(halconv.InvalidArgumentError, match="origin"):
+        function(image, kernel, "same", device="cpu", origin=(9, 0))
+    with pytest.raises(halconv.InvalidArgumentError, match="mode same"):
+        function(image, kernel, "full", device="cpu", origin=1)
