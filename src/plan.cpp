@@ -876,6 +876,44 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
 
 namespace {
 
+// Brings a call's image and output to where the plan runs, for the paths that wrap them in
+// views of their own (batches, staging). CUDA: both in the device's memory (the image
+// uploaded if it is not there or is host-dirty, the output allocated; the output is left
+// device-dirty afterwards, as a 2D call leaves it), and Halide's copies, which run on the
+// legacy default stream, finished. CPU: the image on the host, the output with host memory.
+void bring_to(Device where, halide_buffer_t *image, halide_buffer_t *output) {
+    if (where == Device::cuda) {
+        const halide_device_interface_t *cuda = cuda_device_interface();
+        if (image->device == 0 || image->host_dirty()) {
+            if (image->device == 0) {
+                image->set_host_dirty(true);
+            }
+            if (halide_copy_to_device(nullptr, image, cuda) != 0) {
+                throw Error(ErrorCode::out_of_memory,
+                            "could not copy the image to the device: " + internal::take_last_runtime_error());
+            }
+        }
+        if (output->device == 0 && halide_device_malloc(nullptr, output, cuda) != 0) {
+            throw Error(ErrorCode::out_of_memory,
+                        "could not allocate the output on the device: " + internal::take_last_runtime_error());
+        }
+        internal::synchronize_stream(nullptr);
+        return;
+    }
+    if (image->device_dirty() && halide_copy_to_host(nullptr, image) != 0) {
+        throw Error(ErrorCode::device,
+                    "could not copy the image back to the host: " + internal::take_last_runtime_error());
+    }
+    if (output->host == nullptr) {
+        throw Error(ErrorCode::invalid_argument,
+                    "output has no host memory for a CPU run; allocate host memory or use device cuda");
+    }
+}
+
+}  // namespace
+
+namespace {
+
 // Image n of a batch (x, y, n) as a 2D buffer: dimensions 0 and 1, its memory offset by n
 // along dimension 2; host or device memory, as `where` says.
 struct BatchSlice {
@@ -923,15 +961,8 @@ void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream str
                     "one call each, or use Banding::automatic");
     }
     const int n = image->dim[2].extent;
+    bring_to(s.dispatch.device, image, output);
     if (s.dispatch.device == Device::cpu) {
-        if (image->device_dirty() && halide_copy_to_host(nullptr, image) != 0) {
-            throw Error(ErrorCode::device,
-                        "could not copy the batch back to the host: " + internal::take_last_runtime_error());
-        }
-        if (output->host == nullptr) {
-            throw Error(ErrorCode::invalid_argument,
-                        "output has no host memory for a CPU run; allocate host memory or use device cuda");
-        }
         for (int i = 0; i < n; i++) {
             BatchSlice in(image, i, Device::cpu), out(output, i, Device::cpu);
             run(&in.buffer, &out.buffer, stream);
@@ -942,24 +973,8 @@ void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream str
         }
         return;
     }
-    // CUDA: the whole batch in the device's memory at once (the output left device-dirty,
-    // as a 2D call leaves it), then every image's pipeline on the batch streams.
-    const halide_device_interface_t *cuda = cuda_device_interface();
-    if (image->device == 0 || image->host_dirty()) {
-        if (image->device == 0) {
-            image->set_host_dirty(true);
-        }
-        if (halide_copy_to_device(nullptr, image, cuda) != 0) {
-            throw Error(ErrorCode::out_of_memory,
-                        "could not copy the batch to the device: " + internal::take_last_runtime_error());
-        }
-    }
-    if (output->device == 0 && halide_device_malloc(nullptr, output, cuda) != 0) {
-        throw Error(ErrorCode::out_of_memory,
-                    "could not allocate the batch's output on the device: " + internal::take_last_runtime_error());
-    }
-    // Halide's copies run on the legacy default stream, which the batch streams do not wait for.
-    internal::synchronize_stream(nullptr);
+    // CUDA: the whole batch in the device's memory at once, then every image's pipeline on
+    // the batch streams.
     internal::BatchStreams *streams = nullptr;
     {
         std::lock_guard<std::mutex> lock(s.batch_mutex);
@@ -1003,34 +1018,7 @@ void Plan::run_staged(halide_buffer_t *image, halide_buffer_t *output, Stream st
                                                 "above 65504; use f32 or f64");
     }
     const Device where = s.dispatch.device;
-    if (where == Device::cuda) {
-        // The caller's buffers in the device's memory (the output left device-dirty, as a
-        // 2D call leaves it); Halide's copies run on the legacy default stream.
-        const halide_device_interface_t *cuda = cuda_device_interface();
-        if (image->device == 0 || image->host_dirty()) {
-            if (image->device == 0) {
-                image->set_host_dirty(true);
-            }
-            if (halide_copy_to_device(nullptr, image, cuda) != 0) {
-                throw Error(ErrorCode::out_of_memory,
-                            "could not copy the image to the device: " + internal::take_last_runtime_error());
-            }
-        }
-        if (output->device == 0 && halide_device_malloc(nullptr, output, cuda) != 0) {
-            throw Error(ErrorCode::out_of_memory,
-                        "could not allocate the output on the device: " + internal::take_last_runtime_error());
-        }
-        internal::synchronize_stream(nullptr);
-    } else {
-        if (image->device_dirty() && halide_copy_to_host(nullptr, image) != 0) {
-            throw Error(ErrorCode::device,
-                        "could not copy the image back to the host: " + internal::take_last_runtime_error());
-        }
-        if (output->host == nullptr) {
-            throw Error(ErrorCode::invalid_argument,
-                        "output has no host memory for a CPU run; allocate host memory or use device cuda");
-        }
-    }
+    bring_to(where, image, output);
     // Views of the caller's buffers where they are read and written.
     halide_buffer_t in_view = *image, out_view = *output;
     if (where == Device::cuda) {

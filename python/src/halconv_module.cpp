@@ -171,15 +171,23 @@ Stream stream_from(const nb::dict &d) {
     return reinterpret_cast<Stream>(value_from<uintptr_t>(d, "stream", 0));
 }
 
-Options options_from(const nb::dict &d) {
-    Options o;
+// The fields every options struct of a filter has (Options, BilateralOptions,
+// MultichannelOptions), from the Python side's dict; absent keys keep the C++ defaults.
+template <typename O>
+O filter_options_from(const nb::dict &d) {
+    O o;
     o.algorithm = enum_from(d, "algorithm", o.algorithm);
     o.precision = enum_from(d, "precision", o.precision);
-    o.mode = enum_from(d, "mode", o.mode);
     o.boundary = enum_from(d, "boundary", o.boundary);
     o.fill_value = value_from(d, "fill_value", o.fill_value);
     o.device = enum_from(d, "device", o.device);
     o.stream = stream_from(d);
+    return o;
+}
+
+Options options_from(const nb::dict &d) {
+    Options o = filter_options_from<Options>(d);
+    o.mode = enum_from(d, "mode", o.mode);
     o.bands.banding = enum_from(d, "banding", o.bands.banding);
     o.origin_x = value_from(d, "origin_x", o.origin_x);
     o.origin_y = value_from(d, "origin_y", o.origin_y);
@@ -433,13 +441,7 @@ NB_MODULE(_halconv, m) {
           });
     m.def("bilateral", [](const ArrayArg &image, const ArrayArg &out, double sigma_spatial, double sigma_range,
                           int radius, nb::dict options) {
-        BilateralOptions o;
-        o.algorithm = enum_from(options, "algorithm", o.algorithm);
-        o.precision = enum_from(options, "precision", o.precision);
-        o.boundary = enum_from(options, "boundary", o.boundary);
-        o.fill_value = value_from(options, "fill_value", o.fill_value);
-        o.device = enum_from(options, "device", o.device);
-        o.stream = stream_from(options);
+        const auto o = filter_options_from<BilateralOptions>(options);
         Wrapped in(image, "image"), r(out, "output");
         const BilateralDispatch d = run_released(device_of({&image, &out}), [&] {
             const BilateralDispatch bd =
@@ -454,14 +456,8 @@ NB_MODULE(_halconv, m) {
     });
     m.def("multichannel", [](const ArrayArg &image, const ArrayArg &kernels, const ArrayArg &out, bool flip,
                              nb::dict options) {
-        MultichannelOptions o;
-        o.algorithm = enum_from(options, "algorithm", o.algorithm);
-        o.precision = enum_from(options, "precision", o.precision);
+        auto o = filter_options_from<MultichannelOptions>(options);
         o.mode = enum_from(options, "mode", o.mode);
-        o.boundary = enum_from(options, "boundary", o.boundary);
-        o.fill_value = value_from(options, "fill_value", o.fill_value);
-        o.device = enum_from(options, "device", o.device);
-        o.stream = stream_from(options);
         Wrapped in(image, "image"), k(kernels, "kernels"), r(out, "output");
         const MultichannelDispatch d = run_released(device_of({&image, &kernels, &out}), [&] {
             const MultichannelDispatch md = detail::correlate_multichannel(in.raw(), k.raw(), r.raw(), o, flip);
