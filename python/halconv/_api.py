@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _halconv
-from ._arrays import Array, same_library, wrap_output
+from ._arrays import Array, wrap_output
 from ._errors import InvalidArgumentError
 
 _NAMES = _halconv.names()

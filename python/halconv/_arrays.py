@@ -194,15 +194,6 @@ class Array:
         return int(self.array.__array_interface__["data"][0])
 
 
-def same_library(arrays, role_list: str) -> None:
-    """Refuses a call mixing array libraries or devices (CuPy with NumPy, two GPUs)."""
-    kinds = {(a.library, a.device) for a in arrays}
-    if len(kinds) > 1:
-        described = ", ".join(f"{a.role}: {a.library}" + (f" on cuda:{a.device}" if a.device >= 0 else "")
-                              for a in arrays)
-        raise InvalidArgumentError(f"{role_list} must be arrays of one library on one device ({described})")
-
-
 def wrap_output(like: Array, out, shape, dtype, role="out") -> Array:
     """The caller's `out` checked against what the call produces, or a new array like `like`."""
     if out is None:

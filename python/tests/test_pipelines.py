@@ -6,7 +6,7 @@ import pytest
 import scipy.ndimage
 
 import halconv
-from conftest import NUMPY_PAD, assert_within, reference
+from conftest import NUMPY_PAD, reference
 
 NDIMAGE_MODES = list(NUMPY_PAD)
 
