@@ -31,18 +31,6 @@ const std::vector<std::string> batch_columns = {"device",
 
 namespace {
 
-halide_type_t storage_of(Precision p) {
-    return p == Precision::f64   ? halide_type_of<double>()
-           : p == Precision::f32 ? halide_type_of<float>()
-                                 : halide_type_t(halide_type_float, 16);
-}
-
-halide_type_t output_of(Precision p) {
-    return p == Precision::f64   ? halide_type_of<double>()
-           : p == Precision::f16 ? halide_type_t(halide_type_float, 16)
-                                 : halide_type_t(halide_type_float, 32);
-}
-
 // A device-resident buffer of `type` and the given extents, filled with values in [-1, 1).
 Halide::Runtime::Buffer<> device_buffer(halide_type_t type, std::vector<int> extents, bool fill) {
     Halide::Runtime::Buffer<> b(type, extents);
@@ -100,7 +88,7 @@ void batch_report(const std::vector<Size> &sizes, const std::vector<int> &kernel
     const int side = int(std::lround(std::sqrt(double(count))));
     for (const Size &z : sizes) {
         for (Precision p : precisions) {
-            const halide_type_t in_type = storage_of(p), out_type = output_of(p);
+            const halide_type_t in_type = storage_type(p), out_type = output_type(p);
             Halide::Runtime::Buffer<> batch = device_buffer(in_type, {z.width, z.height, count}, true);
             Halide::Runtime::Buffer<> batch_out = device_buffer(out_type, {z.width, z.height, count}, false);
             Halide::Runtime::Buffer<> loop_out = device_buffer(out_type, {z.width, z.height, count}, false);

@@ -13,6 +13,16 @@
 
 namespace halconv::bench {
 
+halide_type_t storage_type(Precision p) {
+    return p == Precision::f64   ? halide_type_of<double>()
+           : p == Precision::f32 ? halide_type_of<float>()
+                                 : halide_type_t(halide_type_float, 16);
+}
+
+halide_type_t output_type(Precision p) {
+    return storage_type(p == Precision::f16f32 ? Precision::f32 : p);
+}
+
 void check_cuda(cudaError_t e, const char *what) {
     if (e != cudaSuccess) {
         throw Error(ErrorCode::device, std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));

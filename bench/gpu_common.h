@@ -9,7 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "HalideRuntime.h"
+#include "halconv/types.h"
+
 namespace halconv::bench {
+
+// Element types of a precision's images and kernels, and of its outputs (halconv.h).
+halide_type_t storage_type(Precision p);
+halide_type_t output_type(Precision p);
 
 // Throws halconv::Error naming `what` when e is not cudaSuccess.
 void check_cuda(cudaError_t e, const char *what);

@@ -167,12 +167,6 @@ Settings parse(int argc, char **argv) {
     return s;
 }
 
-halide_type_t storage_type(Precision p) {
-    return p == Precision::f64   ? halide_type_of<double>()
-           : p == Precision::f32 ? halide_type_of<float>()
-                                 : halide_type_t(halide_type_float, 16);
-}
-
 // The value a float64 becomes in the precision's storage type.
 double stored(Precision p, double v) {
     return p == Precision::f64   ? v

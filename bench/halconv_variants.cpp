@@ -16,21 +16,6 @@ const void *Problem::image_device() const {
 
 namespace {
 
-halide_type_t storage_type(Precision p) {
-    switch (p) {
-        case Precision::f64:
-            return halide_type_of<double>();
-        case Precision::f32:
-            return halide_type_of<float>();
-        default:
-            return halide_type_t(halide_type_float, 16);
-    }
-}
-
-halide_type_t output_type(Precision p) {
-    return storage_type(p == Precision::f16f32 ? Precision::f32 : p);
-}
-
 // A halconv algorithm (or auto) as a benchmark variant: its plan made in setup (the
 // kernel prepared, the variant chosen, the workspace sized: untimed, as a user making a
 // plan once), then applied per run.

@@ -20,13 +20,19 @@ struct View {
     int64_t stride[3] = {0, 0, 0};
 };
 
+#if defined(__CUDACC__)
+#define HALCONV_STAGING_HD __host__ __device__
+#else
+#define HALCONV_STAGING_HD
+#endif
+
 // The value an integer element takes from a float result: nearest, ties to even; below 0
-// gives 0, above the type's largest its largest; NaN gives 0.
-inline double saturated(double v, double largest) {
+// gives 0, above the type's largest its largest; NaN gives 0. (Host and device.)
+HALCONV_STAGING_HD inline double saturated(double v, double largest) {
     if (!(v == v)) {
         return 0.0;
     }
-    const double r = std::nearbyint(v);
+    const double r = rint(v);
     return r < 0.0 ? 0.0 : r > largest ? largest : r;
 }
 

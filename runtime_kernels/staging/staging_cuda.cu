@@ -26,21 +26,13 @@ __device__ double load(const char *p, Element t) {
     return 0.0;
 }
 
-__device__ double device_saturated(double v, double largest) {
-    if (!(v == v)) {
-        return 0.0;
-    }
-    const double r = rint(v);
-    return r < 0.0 ? 0.0 : r > largest ? largest : r;
-}
-
 __device__ void store(char *p, Element t, double v) {
     switch (t) {
         case Element::u8:
-            *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(device_saturated(v, 255.0));
+            *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(saturated(v, 255.0));
             break;
         case Element::u16:
-            *reinterpret_cast<uint16_t *>(p) = static_cast<uint16_t>(device_saturated(v, 65535.0));
+            *reinterpret_cast<uint16_t *>(p) = static_cast<uint16_t>(saturated(v, 65535.0));
             break;
         case Element::f16:
             *reinterpret_cast<__half *>(p) = __double2half(v);
