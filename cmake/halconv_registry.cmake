@@ -78,16 +78,19 @@ endfunction()
 #                                     bilateral>
 #                   SCHEDULE_PARAM <GeneratorParam the rows' schedule sets>
 #                   [PRECISIONS <default precisions>] [FIXED_TYPES | TYPED <buffer>...]
-#                   [VALID_FORM] [TENSOR_CORES] [FINITE_INPUT])
+#                   [VALID_FORM] [BATCH_FORM] [TENSOR_CORES] [FINITE_INPUT])
 # Declares the Halide generator halconv_<name> (generators/<name>_generator.cpp): how
 # src/ calls its pipelines (SIGNATURE, internal::Signature), which of its buffers take
 # the precision's storage type (TYPED; `output` takes the output type), FIXED_TYPES when
 # it has no precision parameter (one library per row), VALID_FORM when a second
 # generator halconv_<name>_valid computes the valid correlation of the image as it is;
+# BATCH_FORM when halconv_<name>_batch (and _valid_batch) take a batch of images
+# (x, y, n) in one call: built for its CUDA rows that are not autoscheduled, where one
+# launch per batch is what fills the device with small images (src/plan.cpp, batches);
 # FINITE_INPUT when every output of a tile depends on every sample of it (a transform):
 # a call whose image holds NaN or Inf runs a direct variant instead (src/plan.cpp).
 function(halconv_generator name)
-    cmake_parse_arguments(ARG "FIXED_TYPES;VALID_FORM;TENSOR_CORES;FINITE_INPUT" "SIGNATURE;SCHEDULE_PARAM"
+    cmake_parse_arguments(ARG "FIXED_TYPES;VALID_FORM;BATCH_FORM;TENSOR_CORES;FINITE_INPUT" "SIGNATURE;SCHEDULE_PARAM"
                           "PRECISIONS;TYPED" ${ARGN})
     if (NOT ARG_SIGNATURE OR NOT ARG_SCHEDULE_PARAM)
         message(FATAL_ERROR "halconv_generator(${name}): SIGNATURE and SCHEDULE_PARAM are required")
@@ -95,20 +98,20 @@ function(halconv_generator name)
     if (NOT ARG_PRECISIONS)
         set(ARG_PRECISIONS ${HALCONV_PRECISIONS})
     endif ()
-    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM TENSOR_CORES FINITE_INPUT)
+    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM BATCH_FORM TENSOR_CORES FINITE_INPUT)
         set_property(GLOBAL PROPERTY HALCONV_GENERATOR_${name}_${key} "${ARG_${key}}")
     endforeach ()
     set_property(GLOBAL PROPERTY HALCONV_GENERATOR_${name}_DECLARED TRUE)
 endfunction()
 
 # The generators of generators/, as src/ calls them.
-halconv_generator(conv2d SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output)
+halconv_generator(conv2d SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output BATCH_FORM)
 halconv_generator(separable SIGNATURE separable SCHEDULE_PARAM schedule TYPED input row_kernel col_kernel output)
 halconv_generator(separable_cuda SIGNATURE separable SCHEDULE_PARAM form TYPED input row_kernel col_kernel output)
 halconv_generator(low_rank SIGNATURE low_rank SCHEDULE_PARAM schedule TYPED input row_factors col_factors output)
 halconv_generator(low_rank_cuda SIGNATURE low_rank SCHEDULE_PARAM form TYPED input row_factors col_factors output)
 halconv_generator(tensor_core SIGNATURE kernel2d_extended SCHEDULE_PARAM variant PRECISIONS f16 f16f32 f32
-                  TYPED input kernel output VALID_FORM TENSOR_CORES)
+                  TYPED input kernel output VALID_FORM BATCH_FORM TENSOR_CORES)
 halconv_generator(fft SIGNATURE kernel2d SCHEDULE_PARAM tile TYPED input kernel output FINITE_INPUT)
 halconv_generator(cufft SIGNATURE kernel2d_extended SCHEDULE_PARAM form TYPED input kernel output VALID_FORM)
 halconv_generator(multichannel SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output)
@@ -179,7 +182,7 @@ function(halconv_variant algorithm device generator schedule)
         message(FATAL_ERROR "halconv_variant(${algorithm} ...): no generator '${generator}' is declared "
                             "(halconv_generator in cmake/halconv_registry.cmake)")
     endif ()
-    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM TENSOR_CORES FINITE_INPUT)
+    foreach (key SIGNATURE SCHEDULE_PARAM PRECISIONS TYPED FIXED_TYPES VALID_FORM BATCH_FORM TENSOR_CORES FINITE_INPUT)
         get_property(gen_${key} GLOBAL PROPERTY HALCONV_GENERATOR_${generator}_${key})
     endforeach ()
     if (NOT ARG_API)
@@ -271,6 +274,17 @@ function(halconv_variant algorithm device generator schedule)
             _halconv_add_library(${name}_valid halconv_${generator}_valid "${targets}" PARAMS ${params})
             list(APPEND includes ${name}_valid)
             string(APPEND fn ", .valid = ${name}_valid")
+        endif ()
+        if (gen_BATCH_FORM AND device STREQUAL "cuda" AND NOT ARG_AUTOSCHEDULER)
+            _halconv_add_library(${name}_batch halconv_${generator}_batch "${targets}" PARAMS ${params})
+            list(APPEND includes ${name}_batch)
+            string(APPEND fn ", .${gen_SIGNATURE}_batch = ${name}_batch")
+            if (gen_VALID_FORM)
+                _halconv_add_library(${name}_valid_batch halconv_${generator}_valid_batch "${targets}"
+                                     PARAMS ${params})
+                list(APPEND includes ${name}_valid_batch)
+                string(APPEND fn ", .valid_batch = ${name}_valid_batch")
+            endif ()
         endif ()
         list(APPEND fns "{${fn}}")
         list(APPEND libraries "\"${name}\"")

@@ -6,49 +6,79 @@
 // where padded is the input extended by the boundary rule and kern is the kernel,
 // flipped when flip is true (convolution). One generator, many AOT variants: the
 // precision and the schedule are GeneratorParams (see variants.cmake).
+//
+// halconv_conv2d_batch is the same over a batch of images (x, y, n), each image extended
+// by the rule on its own: one pipeline call, and on the GPU one launch, for the batch.
 #include "Halide.h"
 #include "conv2d_schedules.h"
 #include "conv_common.h"
 
 namespace halconv::gen {
 
-class Conv2d : public Halide::Generator<Conv2d> {
+template <bool Batch>
+class Conv2dOf : public Halide::Generator<Conv2dOf<Batch>> {
+    static constexpr int dims = Batch ? 3 : 2;
+
 public:
+    template <typename T>
+    using Input = Halide::GeneratorInput<T>;
+    template <typename T>
+    using Output = Halide::GeneratorOutput<T>;
+    template <typename T>
+    using GeneratorParam = Halide::GeneratorParam<T>;
+    using Func = Halide::Func;
+    using Var = Halide::Var;
+    using RDom = Halide::RDom;
+    using Expr = Halide::Expr;
+
     GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
     GeneratorParam<std::string> schedule{"schedule", "cpu_tiled"};  // a name of sched::conv2d_schedules()
 
-    Input<Buffer<void, 2>> input{"input"};
-    Input<Buffer<void, 2>> kernel{"kernel"};
+    Input<Halide::Buffer<void, dims>> input{"input"};
+    Input<Halide::Buffer<void, 2>> kernel{"kernel"};
     Input<int32_t> boundary{"boundary"};  // a halconv::Boundary value
     Input<double> fill{"fill"};           // value outside the image for Boundary::constant
     Input<int32_t> offset_x{"offset_x"};
     Input<int32_t> offset_y{"offset_y"};
     Input<bool> flip{"flip"};
-    Output<Buffer<void, 2>> output{"output"};
+    Output<Halide::Buffer<void, dims>> output{"output"};
 
     void generate() {
+        const Halide::Target gen_target = this->get_target();
         require_types("conv2d", precision, input, kernel, output);
         const PrecisionTypes types = types_of(precision);
 
         // ALGORITHM
         Var x{"x"}, y{"y"};
+        const std::vector<Var> batch = Batch ? std::vector<Var>{Var{"n"}} : std::vector<Var>{};
+        std::vector<Var> xy{x, y};
+        xy.insert(xy.end(), batch.begin(), batch.end());
+        const auto at = [&](const Expr &i, const Expr &j) {
+            std::vector<Expr> args{i, j};
+            args.insert(args.end(), batch.begin(), batch.end());
+            return args;
+        };
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
         const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
         Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y, {},
-                                     !get_target().has_gpu_feature());
+                                     !gen_target.has_gpu_feature(), batch);
         RDom r(0, k_width, 0, k_height, "r");
         const Expr tap =
             kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip, r.x, r.y);
         Func sum{"sum"};
-        sum(x, y) = Halide::cast(types.accumulator, 0);
-        sum(x, y) += Halide::cast(types.accumulator, tap) *
-                     Halide::cast(types.accumulator, padded(x + r.x - offset_x, y + r.y - offset_y));
-        output(x, y) = Halide::cast(types.output, sum(x, y));
+        sum(xy) = Halide::cast(types.accumulator, 0);
+        sum(xy) += Halide::cast(types.accumulator, tap) *
+                   Halide::cast(types.accumulator, padded(at(x + r.x - offset_x, y + r.y - offset_y)));
+        output(xy) = Halide::cast(types.output, sum(xy));
 
         // ESTIMATES (used by the autoscheduled variants only)
-        input.set_estimates({{0, 4096}, {0, 4096}});
+        Halide::Region image_estimates{{0, 4096}, {0, 4096}};
+        if (Batch) {
+            image_estimates.push_back({0, 16});
+        }
+        input.set_estimates(image_estimates);
         kernel.set_estimates({{0, 15}, {0, 15}});
-        output.set_estimates({{0, 4096}, {0, 4096}});
+        output.set_estimates(image_estimates);
         boundary.set_estimate(int(Boundary::constant));
         fill.set_estimate(0.0);
         offset_x.set_estimate(7);
@@ -56,7 +86,7 @@ public:
         flip.set_estimate(false);
 
         // SCHEDULE
-        if (using_autoscheduler()) {
+        if (this->using_autoscheduler()) {
             return;
         }
         sched::Conv2dStages stages{.output = output,
@@ -64,6 +94,7 @@ public:
                                    .padded = padded,
                                    .x = x,
                                    .y = y,
+                                   .batch = batch,
                                    .r = r,
                                    .k_width = k_width,
                                    .k_height = k_height,
@@ -72,11 +103,15 @@ public:
                                    .near_image = near,
                                    .storage = types.storage,
                                    .accumulator = types.accumulator,
-                                   .target = get_target()};
+                                   .target = gen_target};
         sched::apply_schedule(sched::conv2d_schedules(), schedule, stages, "conv2d");
     }
 };
 
+using Conv2d = Conv2dOf<false>;
+using Conv2dBatch = Conv2dOf<true>;
+
 }  // namespace halconv::gen
 
 HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2d, halconv_conv2d)
+HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2dBatch, halconv_conv2d_batch)

@@ -139,12 +139,13 @@ Halide::Expr reads_within_one_fold(const In &input, const Out &output, const Hal
 
 // The input extended to the whole plane by a boundary rule, without a padded copy;
 // `near` and `likely_inside` as for remap_index, for both axes. `leading` names the
-// dimensions before x and y (the channel of a channels-innermost image), which are not
-// extended.
+// dimensions before x and y (the channel of a channels-innermost image), `trailing` those
+// after them (the image of a batch); neither is extended.
 template <typename In>
 Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Halide::Expr &fill,
                             const Halide::Expr &near, const Halide::Var &x, const Halide::Var &y,
-                            const std::vector<Halide::Var> &leading = {}, bool likely_inside = false) {
+                            const std::vector<Halide::Var> &leading = {}, bool likely_inside = false,
+                            const std::vector<Halide::Var> &trailing = {}) {
     using Halide::Expr;
     const int d = static_cast<int>(leading.size());
     const Expr x_min = input.dim(d).min(), width = input.dim(d).extent();
@@ -157,6 +158,8 @@ Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Hal
     std::vector<Expr> at(leading.begin(), leading.end());
     vars.insert(vars.end(), {x, y});
     at.insert(at.end(), {xr, yr});
+    vars.insert(vars.end(), trailing.begin(), trailing.end());
+    at.insert(at.end(), trailing.begin(), trailing.end());
     const Expr sample = input(at);
     padded(vars) = Halide::select(rule == int(Boundary::constant) && outside, fill,
                                   likely_inside ? Halide::likely(sample) : sample);
@@ -164,17 +167,23 @@ Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Hal
 }
 
 // What a valid-mode extern stage reads for a mode's output (the tensor-core and cuFFT
-// pipelines): the input extended by `rule` and shifted by the mode's offsets. Call it
-// once the extern stage is the output: the fold test reads the output buffer's bounds.
+// pipelines): the input extended by `rule` and shifted by the mode's offsets; `batch`
+// names the image of a batch (x, y, n), empty for one image. Call it once the extern
+// stage is the output: the fold test reads the output buffer's bounds.
 template <typename In, typename Out, typename Kernel>
 Halide::Func extended_for_extern(const In &input, const Out &output, const Kernel &kernel, const Halide::Expr &rule,
                                  const Halide::Expr &fill, const Halide::Expr &offset_x, const Halide::Expr &offset_y,
-                                 const Halide::Var &x, const Halide::Var &y) {
+                                 const Halide::Var &x, const Halide::Var &y,
+                                 const std::vector<Halide::Var> &batch = {}) {
     const Halide::Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
     const Halide::Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
-    Halide::Func padded = extend_by_rule(input, rule, fill, near, x, y);
+    Halide::Func padded = extend_by_rule(input, rule, fill, near, x, y, {}, false, batch);
+    std::vector<Halide::Var> vars{x, y};
+    std::vector<Halide::Expr> at{x - offset_x, y - offset_y};
+    vars.insert(vars.end(), batch.begin(), batch.end());
+    at.insert(at.end(), batch.begin(), batch.end());
     Halide::Func shifted{"shifted"};
-    shifted(x, y) = padded(x - offset_x, y - offset_y);
+    shifted(vars) = padded(at);
     return shifted;
 }
 

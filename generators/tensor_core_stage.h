@@ -12,10 +12,11 @@
 namespace halconv::gen {
 
 // The extern stage: valid correlation of args' image by args' kernel through the entry
-// point of the variant (one of rk::contract::tensor_core_variants) and precision.
+// point of the variant (one of rk::contract::tensor_core_variants) and precision. `batch`
+// (none or one variable) is the image of a batch (x, y, n): the entry points take batches.
 inline Halide::Func tensor_core_stage(const Halide::Target &target, const std::string &variant, Precision precision,
                                       const std::vector<Halide::ExternFuncArgument> &args, const Halide::Var &x,
-                                      const Halide::Var &y) {
+                                      const Halide::Var &y, const std::vector<Halide::Var> &batch = {}) {
     namespace contract = rk::contract;
     require(target.has_feature(Halide::Target::CUDA), "tensor_core: the extern stages need a CUDA target");
     require(contract::contains(contract::tensor_core_variants, variant),
@@ -24,8 +25,10 @@ inline Halide::Func tensor_core_stage(const Halide::Target &target, const std::s
             "tensor_core: variant '" + variant + "' has no " + precision_name(precision) +
                 " entry point (runtime_kernels/contract.h)");
     Halide::Func conv{"tensor_core_" + variant};
+    std::vector<Halide::Var> vars{x, y};
+    vars.insert(vars.end(), batch.begin(), batch.end());
     conv.define_extern(contract::tensor_core_entry(variant, precision_name(precision)), args,
-                       types_of(precision).output, {x, y}, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+                       types_of(precision).output, vars, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
     return conv;
 }
 

@@ -11,15 +11,28 @@ void cpu_parallel_strips(Halide::Func f, const Var &x, const Var &y, const Var &
     f.split(y, yo, yi, rows, TailStrategy::GuardWithIf).parallel(yo).vectorize(x, vec, TailStrategy::GuardWithIf);
 }
 
-void gpu_one_per_thread(Halide::Func f, const Var &x, const Var &y, const Var &xi) {
-    Var xo{"xo"}, yo{"yo"}, yi{"yi"};
-    f.tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf)
-        .reorder(xi, yi, yo, xo)
-        .gpu_blocks(yo, xo)
-        .gpu_threads(xi, yi);
+namespace {
+
+// Blocks over (y, x) tiles, and over the batch's images where there is a batch.
+void gpu_blocks_of(Halide::Stage stage, const Var &yb, const Var &xb, const std::vector<Var> &batch) {
+    if (batch.empty()) {
+        stage.gpu_blocks(yb, xb);
+    } else {
+        stage.gpu_blocks(yb, xb, batch.front());
+    }
 }
 
-void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, const GpuTileVars &v) {
+}  // namespace
+
+void gpu_one_per_thread(Halide::Func f, const Var &x, const Var &y, const Var &xi, const std::vector<Var> &batch) {
+    Var xo{"xo"}, yo{"yo"}, yi{"yi"};
+    f.tile(x, y, xo, yo, xi, yi, gpu_tile_width, gpu_tile_height, TailStrategy::GuardWithIf).reorder(xi, yi, yo, xo);
+    gpu_blocks_of(f, yo, xo, batch);
+    f.gpu_threads(xi, yi);
+}
+
+void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, const GpuTileVars &v,
+                   const std::vector<Var> &batch) {
     // Register blocks (rows > 1) run only on outputs of at least one whole tile, so the
     // last tile of each axis shifts inwards (recomputing a few outputs) instead of
     // being clipped: clipping would put a guard around every unrolled row and keep
@@ -28,10 +41,9 @@ void gpu_tile_rows(Halide::Stage stage, const Var &x, const Var &y, int rows, co
     stage.split(x, v.xb, v.xi, gpu_tile_width, tail)
         .split(y, v.yb, v.yr, gpu_tile_height * rows, tail)
         .split(v.yr, v.yi, v.yt, rows, tail)
-        .reorder(v.yt, v.xi, v.yi, v.yb, v.xb)
-        .gpu_blocks(v.yb, v.xb)
-        .gpu_threads(v.xi, v.yi)
-        .unroll(v.yt);
+        .reorder(v.yt, v.xi, v.yi, v.yb, v.xb);
+    gpu_blocks_of(stage, v.yb, v.xb, batch);
+    stage.gpu_threads(v.xi, v.yi).unroll(v.yt);
 }
 
 Halide::Expr gpu_whole_tile(const Halide::Expr &out_width, const Halide::Expr &out_height, int rows) {
@@ -122,7 +134,7 @@ void schedule_conv2d_cpu_tiled(Conv2dStages &s) {
 // bench/results/h100/core-f32-4096.csv): K=3 0.559 ms, K=15 6.54 ms, K=31 25.3 ms.
 void schedule_conv2d_gpu_naive(Conv2dStages &s) {
     Var xi{"xi"};
-    gpu_one_per_thread(s.output, s.x, s.y, xi);
+    gpu_one_per_thread(s.output, s.x, s.y, xi, s.batch);
     s.sum.compute_at(s.output, xi);
 }
 
@@ -149,12 +161,12 @@ void schedule_conv2d_gpu_shared_tiled(Conv2dStages &s) {
         const Halide::Expr fast_k = substitute(s.k_height, k, substitute(s.k_width, k, fast));
         gpu_tile_rows(s.output.specialize(fast_k && s.k_width == k && s.k_height == k &&
                                           gpu_whole_tile(s.out_width, s.out_height, rows_unrolled)),
-                      s.x, s.y, rows_unrolled, v);
+                      s.x, s.y, rows_unrolled, v, s.batch);
     }
     gpu_tile_rows(s.output.specialize(fast && gpu_tile_fits(row_bytes, s.k_height, gpu_rows_per_thread) &&
                                       gpu_whole_tile(s.out_width, s.out_height, gpu_rows_per_thread)),
-                  s.x, s.y, gpu_rows_per_thread, v);
-    gpu_tile_rows(s.output, s.x, s.y, 1, v);
+                  s.x, s.y, gpu_rows_per_thread, v, s.batch);
+    gpu_tile_rows(s.output, s.x, s.y, 1, v, s.batch);
 
     gpu_stage_tile(s.padded, s.x, s.y, v);
     Halide::Stage taps = gpu_sum_in_registers(s.sum, s.x, s.y, {s.r.x, s.r.y}, rows_unrolled, v);

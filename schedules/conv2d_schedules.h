@@ -17,11 +17,12 @@ namespace halconv::sched {
 
 // The stages of output(x, y) = sum_r kern(r) * padded(x + r.x - ox, y + r.y - oy).
 struct Conv2dStages {
-    Halide::Func output;  // the generator's output
-    Halide::Func sum;     // accumulation, pure definition 0 plus one update over r
-    Halide::Func padded;  // the image extended by the boundary rule
-    Halide::Var x, y;     // pure variables of all three
-    Halide::RDom r;       // kernel taps, extents k_width x k_height
+    Halide::Func output;             // the generator's output
+    Halide::Func sum;                // accumulation, pure definition 0 plus one update over r
+    Halide::Func padded;             // the image extended by the boundary rule
+    Halide::Var x, y;                // pure variables of all three
+    std::vector<Halide::Var> batch;  // after x and y: the image of a batch (halconv_conv2d_batch), or none
+    Halide::RDom r;                  // kernel taps, extents k_width x k_height
     Halide::Expr k_width, k_height;
     Halide::Expr out_width, out_height;  // extents of the output buffer
     Halide::Expr near_image;             // every position read is within one fold of the image (remap_index)
@@ -46,7 +47,11 @@ void cpu_parallel_strips(Halide::Func f, const Halide::Var &x, const Halide::Var
 // gpu_max_width samples. (Fusing both into blockIdx.x lifts that limit too, but the
 // division that splits the index again cost 7 % on the fused edge pipeline and 37 % on
 // the staged one, H100, 2026-11-26.)
-void gpu_one_per_thread(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const Halide::Var &xi);
+//
+// `batch` (none or one variable, after x and y) is the image of a batch, on blockIdx.z
+// (up to 65535 images a launch).
+void gpu_one_per_thread(Halide::Func f, const Halide::Var &x, const Halide::Var &y, const Halide::Var &xi,
+                        const std::vector<Halide::Var> &batch = {});
 
 // Loop names of the GPU tiling shared by the tiled schedules: blocks (yb, xb) of
 // gpu_tile_width x gpu_tile_height threads (xi, yi), each thread running yt over the
@@ -60,8 +65,9 @@ struct GpuTileVars {
 
 // Tiles `stage` over (x, y): blocks of threads, each thread computing `rows`
 // consecutive outputs of one column (unrolled), so vertical taps share loads. With
-// rows > 1 the stage must be specialized on gpu_whole_tile.
-void gpu_tile_rows(Halide::Stage stage, const Halide::Var &x, const Halide::Var &y, int rows, const GpuTileVars &v);
+// rows > 1 the stage must be specialized on gpu_whole_tile. `batch` as for gpu_one_per_thread.
+void gpu_tile_rows(Halide::Stage stage, const Halide::Var &x, const Halide::Var &y, int rows, const GpuTileVars &v,
+                   const std::vector<Halide::Var> &batch = {});
 
 // Whether the output covers at least one whole tile of `rows` rows per thread, the
 // condition for gpu_tile_rows with rows > 1.

@@ -4,10 +4,11 @@
 
 namespace halconv::sched {
 
-void schedule_extended_image_gpu(Halide::Func shifted, const Halide::Var &x, const Halide::Var &y) {
+void schedule_extended_image_gpu(Halide::Func shifted, const Halide::Var &x, const Halide::Var &y,
+                                 const std::vector<Halide::Var> &batch) {
     // A copy with index remapping: one thread per sample, warps along rows.
     shifted.compute_root();
-    gpu_one_per_thread(shifted, x, y, Halide::Var{"xi"});
+    gpu_one_per_thread(shifted, x, y, Halide::Var{"xi"}, batch);
 }
 
 void schedule_multichannel_gemm_boundary_gpu(Halide::Func shifted, const Halide::Var &c, const Halide::Var &x,

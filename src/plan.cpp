@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -61,9 +62,12 @@ struct PlanState {
     mutable std::mutex band_mutex;
     mutable std::vector<BandPlan> band_plans;
     std::shared_ptr<internal::BandResources> band_resources = internal::make_band_resources();
-    // Batches on CUDA: the streams they spread over, made on the first batch.
+    // Batches on CUDA: the streams they spread over (rows without batch forms), made on
+    // the first batch; the extended images of a batch form's call (tensor-core rows),
+    // grown to the largest call so far (shared: a call keeps the pool it leased from).
     mutable std::mutex batch_mutex;
     mutable std::unique_ptr<internal::BatchStreams> batch_streams;
+    mutable std::shared_ptr<internal::WorkspacePool> batch_extended_pool;
     // Last: destroyed first, it queues the frees of the device copies behind every use.
     std::unique_ptr<internal::WorkspacePool> pool;
 };
@@ -656,9 +660,13 @@ void run_via_scratch(const PlanState &s, void *workspace, halide_buffer_t *image
 // kernel's halo), its own row of blocks: bands of a quarter of CUDA's limit
 // (geometry.h, gpu_max_grid_y) leave that halo room.
 constexpr int autoscheduled_band_rows = gpu_max_grid_y / 4;
-// Streams a CUDA batch deals its images over: enough for the kernels of small images to
-// fill the device side by side (each stream keeps its own workspace).
+// Streams a CUDA batch deals its images over where the row has no batch form: enough for
+// the kernels of small images to fill the device side by side (each stream keeps its own
+// workspace).
 constexpr int batch_streams_per_plan = 4;
+// The most device memory one call of a batch form takes for its images' extended copies
+// (tensor-core rows); a call holds at least one image.
+constexpr int64_t batch_extended_budget = int64_t(64) << 20;
 
 template <typename Call>
 void run_device_row_crops(halide_buffer_t *output, int rows, Call call) {
@@ -938,6 +946,118 @@ struct BatchSlice {
 
 }  // namespace
 
+namespace {
+
+// Images first .. first + count - 1 of a batch (x, y, n) on the device, as a batch of
+// their own counted from 0.
+struct BatchRange {
+    halide_dimension_t dims[3];
+    halide_buffer_t buffer{};
+    BatchRange(const halide_buffer_t *batch, int first, int count) {
+        dims[0] = batch->dim[0];
+        dims[1] = batch->dim[1];
+        dims[2] = {0, count, batch->dim[2].stride, 0};
+        buffer.device = batch->device + uint64_t(int64_t(first) * batch->dim[2].stride * batch->type.bytes());
+        buffer.device_interface = batch->device_interface;
+        buffer.set_device_dirty(true);
+        buffer.type = batch->type;
+        buffer.dimensions = 3;
+        buffer.dim = dims;
+    }
+};
+
+// A CUDA batch through the row's batch form (cmake/halconv_registry.cmake, BATCH_FORM):
+// one pipeline call, one launch of each stage, per group of images. False, with nothing
+// run, where the row has none or its images would run in row bands one by one.
+bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t *output, size_t workspace_bytes,
+                    Stream stream) {
+    const Options &o = s.options;
+    const internal::PipelineFns &fn = s.row->fns(o.precision);
+    const bool extended = s.row->signature == internal::Signature::kernel2d_extended;
+    const bool valid = extended && o.mode == Mode::valid;
+    const bool has_form = s.row->signature == internal::Signature::kernel2d
+                              ? fn.kernel2d_batch != nullptr
+                              : extended && (valid ? fn.valid_batch != nullptr : fn.kernel2d_extended_batch != nullptr);
+    if (s.dispatch.device != Device::cuda || !has_form || s.scratch.width > 0) {
+        return false;
+    }
+    BatchSlice first_image(image, 0, Device::cuda), first_output(output, 0, Device::cuda);
+    const bool too_large = internal::exceeds_one_shot(s.image, s.kernel, s.output);
+    if (too_large ||
+        internal::wants_bands(o, Device::cuda, &first_image.buffer, &first_output.buffer, workspace_bytes, false)) {
+        return false;
+    }
+    // Images per call: CUDA's grid (65535 blocks along z), Halide's 2^31 - 1 elements a
+    // buffer, the extended images' budget; then spread evenly over the calls.
+    const int n = image->dim[2].extent;
+    const int64_t extended_elements = extended && !valid ? int64_t(s.extended_pitch) * s.extended.height : 0;
+    const int64_t extended_bytes = extended_elements * s.types.storage.bytes();
+    const int64_t largest = std::max<int64_t>(
+        {int64_t(image->dim[2].stride), int64_t(output->dim[2].stride), extended_elements, int64_t(1)});
+    int64_t per_call = std::min<int64_t>({n, gpu_max_grid_y, std::max<int64_t>(1, INT32_MAX / largest)});
+    if (extended_bytes > 0) {
+        per_call = std::min(per_call, std::max<int64_t>(1, batch_extended_budget / extended_bytes));
+    }
+    const int64_t calls = (n + per_call - 1) / per_call;
+    per_call = (n + calls - 1) / calls;
+
+    std::shared_ptr<internal::WorkspacePool> extended_pool;
+    if (extended_bytes > 0) {
+        const size_t needed = size_t(per_call * extended_bytes);
+        std::lock_guard<std::mutex> lock(s.batch_mutex);
+        if (!s.batch_extended_pool || s.batch_extended_pool->bytes() < needed) {
+            s.batch_extended_pool = internal::make_cuda_workspace_pool(needed);
+        }
+        extended_pool = s.batch_extended_pool;
+    }
+    const int ox = offset_x(s) + output->dim[0].min - image->dim[0].min;
+    const int oy = offset_y(s) + output->dim[1].min - image->dim[1].min;
+    const bool flip = s.operation == Operation::convolve;
+    const int32_t boundary = static_cast<int32_t>(o.boundary);
+    internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
+    rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get()});
+    std::optional<internal::WorkspacePool::Lease> extended_lease;
+    if (extended_pool) {
+        extended_lease.emplace(extended_pool->acquire(stream));
+    }
+    halide_buffer_t kernel2d = *s.kernel2d.raw_buffer();
+    for (int first = 0; first < n; first += int(per_call)) {
+        const int count = std::min(int(per_call), n - first);
+        BatchRange in(image, first, count), out(output, first, count);
+        if (s.row->signature == internal::Signature::kernel2d) {
+            internal::run_pipeline(Device::cuda, {&in.buffer, &kernel2d}, &out.buffer, stream, "conv2d pipeline", [&] {
+                return fn.kernel2d_batch(&in.buffer, &kernel2d, boundary, o.fill_value, ox, oy, flip, &out.buffer);
+            });
+            continue;
+        }
+        const char *what = s.row->tensor_cores ? "tensor-core pipeline" : "cuFFT pipeline";
+        internal::run_pipeline(Device::cuda, {&in.buffer, &kernel2d}, &out.buffer, stream, what, [&] {
+            if (valid) {
+                // The extern stage reads the images from the outputs' mins.
+                return internal::with_output_at_image_mins(&in.buffer, &out.buffer, [&](halide_buffer_t *placed) {
+                    return fn.valid_batch(&in.buffer, &kernel2d, flip, placed);
+                });
+            }
+            halide_dimension_t dims[3] = {{output->dim[0].min, s.extended.width, 1, 0},
+                                          {output->dim[1].min, s.extended.height, s.extended_pitch, 0},
+                                          {0, count, int32_t(extended_elements), 0}};
+            halide_buffer_t images{};
+            images.device = reinterpret_cast<uintptr_t>(extended_lease->data());
+            images.device_interface = cuda_device_interface();
+            images.type = s.types.storage;
+            images.dimensions = 3;
+            images.dim = dims;
+            return fn.kernel2d_extended_batch(&in.buffer, &kernel2d, boundary, o.fill_value, ox, oy, flip, &out.buffer,
+                                              &images);
+        });
+    }
+    output->set_host_dirty(false);
+    output->set_device_dirty(true);
+    return true;
+}
+
+}  // namespace
+
 void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream stream) const {
     const PlanState &s = *state_;
     const Options &o = s.options;
@@ -973,8 +1093,11 @@ void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream str
         }
         return;
     }
-    // CUDA: the whole batch in the device's memory at once, then every image's pipeline on
-    // the batch streams.
+    // CUDA: the whole batch in the device's memory at once, then the row's batch form, or
+    // every image's pipeline on the batch streams.
+    if (run_batch_form(s, image, output, workspace_bytes(), stream)) {
+        return;
+    }
     internal::BatchStreams *streams = nullptr;
     {
         std::lock_guard<std::mutex> lock(s.batch_mutex);

@@ -57,11 +57,16 @@ using RecursiveGaussianFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide
 using BilateralFn = int (*)(halide_buffer_t *, int32_t, double, double, double, int32_t, halide_buffer_t *);
 
 // A row's entry points for one precision: the member of its signature, plus `valid`
-// for generators with a valid form. All null where the row lacks the precision.
+// for generators with a valid form, and the batch forms (the same signatures over
+// batches (x, y, n): BATCH_FORM in cmake/halconv_registry.cmake) where the row has them.
+// All null where the row lacks the precision.
 struct PipelineFns {
     Kernel2dFn kernel2d = nullptr;
     Kernel2dExtendedFn kernel2d_extended = nullptr;
     ValidFn valid = nullptr;
+    Kernel2dFn kernel2d_batch = nullptr;
+    Kernel2dExtendedFn kernel2d_extended_batch = nullptr;
+    ValidFn valid_batch = nullptr;
     SeparableFn separable = nullptr;
     LowRankFn low_rank = nullptr;
     EdgesFn edges = nullptr;

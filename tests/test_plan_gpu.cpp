@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <thread>
 
 #include "common/workspace.h"
@@ -126,6 +127,110 @@ TEST_F(PlanGpuStreams, BatchesMatchTheirImagesOneByOne) {
             EXPECT_TRUE(same_bits(batch_out.sliced(2, i), alone)) << "device batch, image " << i;
         }
         cudaStreamDestroy(stream);
+    }
+}
+
+// The batch forms (one pipeline call per group of images: conv2d's CUDA schedules and every
+// tensor-core variant; im2tensor_fused / _atomic in one launch on sm_90): every image of
+// a device-resident batch equals its own 2D call bit for bit, for every mode, boundary and
+// precision the row has, correlation and convolution, the batch's outputs poisoned first.
+TEST_F(PlanGpuStreams, BatchFormsMatchTheirImagesOneByOne) {
+    struct Case {
+        Algorithm algorithm;
+        std::vector<Precision> precisions;
+    };
+    const std::vector<Case> cases = {
+        {Algorithm::naive, {Precision::f64, Precision::f32, Precision::f16f32}},
+        {Algorithm::shared_tiled, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}},
+        {Algorithm::im2tensor, {Precision::f16f32, Precision::f16}},
+        {Algorithm::im2tensor_fused, {Precision::f16f32, Precision::f16, Precision::f32}},
+        {Algorithm::im2tensor_atomic, {Precision::f16f32, Precision::f32}},
+        {Algorithm::diagonal_unroll, {Precision::f16f32}},
+        {Algorithm::diagonal_unroll_m32n8k16, {Precision::f16}},
+    };
+    // 3 x 3 takes conv2d's unrolled code; 11 x 6 the general one.
+    const std::vector<std::pair<int, int>> kernels = {{3, 3}, {11, 6}};
+    for (const Case &c : cases) {
+        for (Precision p : c.precisions) {
+            for (const auto &[kw, kh] : kernels) {
+                for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
+                    for (Boundary b : {Boundary::constant, Boundary::reflect, Boundary::wrap}) {
+                        const Operation operation = b == Boundary::reflect ? Operation::convolve : Operation::correlate;
+                        SCOPED_TRACE(std::string(to_string(c.algorithm)) + " " + to_string(p) + " " +
+                                     std::to_string(kw) + "x" + std::to_string(kh) + " " + to_string(mode) + " " +
+                                     to_string(b));
+                        Image ignore;
+                        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(p), kw, kh, ignore);
+                        Options o;
+                        o.algorithm = c.algorithm;
+                        o.precision = p;
+                        o.mode = mode;
+                        o.boundary = b;
+                        o.fill_value = 0.25;
+                        o.device = Device::cuda;
+                        constexpr int width = 77, height = 41, n = 5;
+                        const Plan plan({width, height}, kernel, o, operation);
+                        Halide::Runtime::Buffer<> batch(storage_type(p), width, height, n);
+                        std::uniform_real_distribution<double> dist(-1.0, 1.0);
+                        for (size_t i = 0; i < batch.number_of_elements(); i++) {
+                            store(batch, i, dist(rng()));
+                        }
+                        batch.set_host_dirty();
+                        batch.copy_to_device(cuda_device_interface());
+                        Halide::Runtime::Buffer<> out = plan.allocate_output(n);
+                        poison(out);
+                        out.copy_to_device(cuda_device_interface());
+                        plan.apply(batch, out);
+                        out.copy_to_host();
+                        for (int i = 0; i < n; i++) {
+                            Halide::Runtime::Buffer<> image = batch.sliced(2, i);
+                            Halide::Runtime::Buffer<> alone = plan.allocate_output();
+                            plan.apply(image, alone);
+                            alone.copy_to_host();
+                            EXPECT_TRUE(same_bits(out.sliced(2, i), alone)) << "image " << i;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Batches beyond one call of a batch form: more images than CUDA's 65535 blocks along z
+// (conv2d), and more extended images than one call's scratch budget (tensor cores).
+TEST_F(PlanGpuStreams, BatchFormsSplitLargeBatches) {
+    struct Case {
+        Algorithm algorithm;
+        Precision precision;
+        int width, height, n, k;
+    };
+    for (const Case &c : {Case{Algorithm::shared_tiled, Precision::f32, 4, 3, 70000, 3},
+                          Case{Algorithm::im2tensor_fused, Precision::f16f32, 1000, 700, 50, 9}}) {
+        SCOPED_TRACE(to_string(c.algorithm));
+        Image ignore;
+        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(c.precision), c.k, c.k, ignore);
+        Options o;
+        o.algorithm = c.algorithm;
+        o.precision = c.precision;
+        o.boundary = Boundary::mirror;
+        o.device = Device::cuda;
+        const Plan plan({c.width, c.height}, kernel, o);
+        Halide::Runtime::Buffer<> batch(storage_type(c.precision), c.width, c.height, c.n);
+        for (size_t i = 0; i < batch.number_of_elements(); i++) {
+            store(batch, i, std::sin(double(i % 100003) * 0.37));
+        }
+        batch.set_host_dirty();
+        Halide::Runtime::Buffer<> out = plan.allocate_output(c.n);
+        poison(out);
+        plan.apply(batch, out);
+        out.copy_to_host();
+        for (int i : {0, 1, c.n / 2, c.n - 2, c.n - 1, 65534 % c.n, 65535 % c.n}) {
+            Halide::Runtime::Buffer<> image = batch.sliced(2, i);
+            Halide::Runtime::Buffer<> alone = plan.allocate_output();
+            plan.apply(image, alone);
+            alone.copy_to_host();
+            EXPECT_TRUE(same_bits(out.sliced(2, i), alone)) << "image " << i;
+        }
     }
 }
 

@@ -71,6 +71,24 @@ int place_on_device(void *user_context, const char *name, halide_buffer_t *in, h
     return inputs_to_device(user_context, {in, kernel}, out, stream);
 }
 
+int prepare_batch(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                  halide_buffer_t *out) {
+    if (out->is_bounds_query()) {
+        answer_bounds_query(in, kernel, out);
+        in->dim[2].min = out->dim[2].min;
+        in->dim[2].extent = out->dim[2].extent;
+        return -1;
+    }
+    if (in->dimensions != 3 || out->dimensions != 3) {
+        return fail(user_context, name, "a batch's image and output must both be 3D (x, y, n)");
+    }
+    if (out->dim[2].min < in->dim[2].min || out->dim[2].min + out->dim[2].extent > in->dim[2].min + in->dim[2].extent) {
+        return fail(user_context, name, "the image batch does not hold every image of the output batch");
+    }
+    cudaStream_t stream = nullptr;
+    return inputs_to_device(user_context, {in, kernel}, out, &stream);
+}
+
 int inputs_to_device(void *user_context, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *out,
                      cudaStream_t *stream) {
     const halide_device_interface_t *cuda = halide_cuda_device_interface();

@@ -90,6 +90,15 @@ int place_on_device(void *user_context, const char *name, halide_buffer_t *in, h
 int inputs_to_device(void *user_context, std::initializer_list<halide_buffer_t *> inputs, halide_buffer_t *out,
                      cudaStream_t *stream);
 
+// Batches (x, y, n) through an entry point written for one image: answers a batch's
+// bounds query (the output region plus the kernel's halo, the output's images), moves
+// the batch to the device and calls one(image_i, output_i) with 2D views of each image
+// in order on the same stream; marks the output written. `one` is not called for 2D
+// buffers: the caller tests in->dimensions == 3 first. 0 or the first error.
+template <typename One>
+int for_each_image(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                   halide_buffer_t *out, One &&one);
+
 // Reports "name: what" through Halide's error handler; returns halide_error_code_generic_error.
 int fail(void *user_context, const char *name, const std::string &what);
 
@@ -141,6 +150,47 @@ cudaError_t allow_opt_in_shared_memory() {
         done[size_t(device)].store(int(e) + 1, std::memory_order_release);
     }
     return e;
+}
+
+}  // namespace halconv::rk
+
+namespace halconv::rk {
+
+// Image i of a batch (x, y, n) on the device as a 2D buffer: dimensions 0 and 1, its
+// memory dimension 2's stride times i further on.
+struct ImageOfBatch {
+    halide_dimension_t dims[2];
+    halide_buffer_t buffer{};
+    ImageOfBatch(const halide_buffer_t *batch, int i) {
+        dims[0] = batch->dim[0];
+        dims[1] = batch->dim[1];
+        buffer.device = batch->device + uint64_t(int64_t(i) * batch->dim[2].stride * batch->type.bytes());
+        buffer.device_interface = batch->device_interface;
+        buffer.type = batch->type;
+        buffer.dimensions = 2;
+        buffer.dim = dims;
+    }
+};
+
+// The batch checks and moves of for_each_image: -1 for a bounds query answered, 0 to go
+// on, or a halide_error_code.
+int prepare_batch(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                  halide_buffer_t *out);
+
+template <typename One>
+int for_each_image(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                   halide_buffer_t *out, One &&one) {
+    if (const int status = prepare_batch(user_context, name, in, kernel, out); status != 0) {
+        return status < 0 ? 0 : status;
+    }
+    for (int i = 0; i < out->dim[2].extent; i++) {
+        ImageOfBatch image(in, out->dim[2].min + i - in->dim[2].min), result(out, i);
+        if (const int e = one(&image.buffer, &result.buffer); e != 0) {
+            return e;
+        }
+    }
+    out->set_device_dirty(true);
+    return 0;
 }
 
 }  // namespace halconv::rk

@@ -267,6 +267,11 @@ __global__ void __launch_bounds__(threads_per_block) diagonal_unroll_m32n8k16_ke
 
 template <int Layout, typename Out>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
+    if (in->dimensions == 3) {
+        return for_each_image(uc, name, in, kernel, out, [&](halide_buffer_t *image, halide_buffer_t *result) {
+            return run<Layout, Out>(uc, image, kernel, flip, result, name);
+        });
+    }
     ExternCall call;
     const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {

@@ -6,6 +6,8 @@
 // a halide_error_code. The image and kernel are float16 for *_f16f32 (writes float32) and
 // *_f16 (writes float16), every variant accumulating in float32; float32 for *_f32, split
 // into float16 parts for float32 accuracy (common/split_f32.h). Kernels from 1x1 to 128x128.
+// A batch of images (in and out 3D, x, y, n; one kernel) is one call: im2tensor_fused and
+// im2tensor_atomic run its f16 samples on sm_90 in one launch, the rest image by image.
 // Generators call them through define_extern (generators/tensor_core_stage.h), by the
 // names contract.h builds: halconv_tc_<variant>_<precision>.
 #pragma once

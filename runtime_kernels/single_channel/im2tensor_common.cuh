@@ -254,11 +254,19 @@ size_t im2tensor_workspace_bytes(int out_width, int out_height, int kernel_width
 size_t im2tensor_fused_workspace_bytes(int out_width, int out_height, int kernel_width, int kernel_height,
                                        std::string_view precision, bool atomic);
 
+// A batch of problems alike but for their memory: image i at p.img.data + i image_stride,
+// its output at p.out + i out_image_stride (elements).
+struct BatchOf {
+    int images = 1;
+    int64_t image_stride = 0, out_image_stride = 0;
+};
+
 // im2tensor on Hopper (im2tensor_fused_sm90.cu, sm_90a machine code; no scratch): runs p
-// where the current device is an sm_90 GPU, TMA can address the image's rows and a tiling
-// fits, setting *ran to whether it did; launches nothing otherwise. Out: float or __half.
+// (every image of `batch`, in one launch) where the current device is an sm_90 GPU, TMA
+// can address the images' rows and a tiling fits, setting *ran to whether it did;
+// launches nothing otherwise. Out: float or __half.
 template <typename Out>
-cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran);
+cudaError_t launch_im2tensor_wgmma(const Problem &p, const BatchOf &batch, cudaStream_t stream, bool *ran);
 
 // Grids of `strips` x `row_blocks` blocks: CUDA allows at most 65535 blocks along y, so
 // a taller output's row blocks continue along z (a 1 x 10^6 image has 125000 row blocks

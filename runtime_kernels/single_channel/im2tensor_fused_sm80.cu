@@ -625,7 +625,42 @@ cudaError_t run_wgmma_split(const ExternCallOf<float> &call, bool *ran) {
 }
 
 template <typename Sample, typename Out, bool Atomic>
+int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name);
+
+// A batch (x, y, n): f16 samples on sm_90 in one launch of the wgmma kernel where it can
+// read the images; else image by image.
+template <typename Sample, typename Out, bool Atomic>
+int run_batch(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out,
+              const char *name) {
+    if constexpr (!FusedLaunch<Sample>::split) {
+        if (const int status = prepare_batch(uc, name, in, kernel, out); status != 0) {
+            return status < 0 ? 0 : status;
+        }
+        ImageOfBatch first(in, out->dim[2].min - in->dim[2].min), first_out(out, 0);
+        ExternCallOf<Sample> call;
+        if (const int status = prepare_extern_call(uc, &first.buffer, kernel, flip, &first_out.buffer,
+                                                   output_type<Out>(), name, &call);
+            status != 0) {
+            return status;
+        }
+        const BatchOf batch{
+            .images = out->dim[2].extent, .image_stride = in->dim[2].stride, .out_image_stride = out->dim[2].stride};
+        bool ran = false;
+        const cudaError_t e = launch_im2tensor_wgmma<Out>(call.problem, batch, call.stream, &ran);
+        if (ran || e != cudaSuccess) {
+            return finish_extern_call(uc, name, "launching the kernels", e, out);
+        }
+    }
+    return for_each_image(uc, name, in, kernel, out, [&](halide_buffer_t *image, halide_buffer_t *result) {
+        return run<Sample, Out, Atomic>(uc, image, kernel, flip, result, name);
+    });
+}
+
+template <typename Sample, typename Out, bool Atomic>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
+    if (in->dimensions == 3) {
+        return run_batch<Sample, Out, Atomic>(uc, in, kernel, flip, out, name);
+    }
     ExternCallOf<Sample> call;
     const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {
@@ -634,7 +669,7 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
     if constexpr (!FusedLaunch<Sample>::split) {
         // sm_90: the wgmma kernel (im2tensor_fused_sm90.cu) where it can read the image.
         bool ran = false;
-        const cudaError_t e = launch_im2tensor_wgmma<Out>(call.problem, call.stream, &ran);
+        const cudaError_t e = launch_im2tensor_wgmma<Out>(call.problem, BatchOf{}, call.stream, &ran);
         if (ran || e != cudaSuccess) {
             return finish_extern_call(uc, name, "launching the kernels", e, out);
         }

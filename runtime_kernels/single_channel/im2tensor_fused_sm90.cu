@@ -118,14 +118,18 @@ struct WgmmaTiling {
     int stages;        // 1 .. max_stages
     int out_columns;   // outputs per tile: tile_columns - s
     int tiles_x, bands;
+    int images;                                              // of a batch: work items are (image, band, tile)
     int a_offset, stage_offset, gather_offset, pair_offset;  // from the 128-aligned base
     int smem_bytes;                                          // with 128 bytes of slack for that alignment
 };
 
 template <typename Samples>
 struct WgmmaArgs {
-    CUtensorMap image_map;                   // the image (or its parts' planes), boxes of 8 columns x rows (x parts)
-    ProblemOf<typename Samples::Sample> io;  // for the outputs recomputed exactly
+    // f16 samples: the batch's images (x, y, image), boxes of 8 columns x rows x 1; split
+    // samples: the image's parts' planes (x, y, part), boxes of 8 columns x rows x both.
+    CUtensorMap image_map;
+    ProblemOf<typename Samples::Sample> io;  // image 0's, for the outputs recomputed exactly
+    int64_t image_stride, out_image_stride;  // elements between a batch's images and outputs
     const SplitScales *scales;               // split samples only
     WgmmaTiling t;
 };
@@ -274,6 +278,18 @@ __device__ __forceinline__ void tile_product(float (&acc)[64], const WgmmaTiling
     }
 }
 
+// Work item `item` of the grid-strided loop: image-major, then bands, then tiles.
+struct WorkItem {
+    int image, band, tile;
+    __device__ WorkItem(const WgmmaTiling &t, int item) {
+        const int per_image = t.tiles_x * t.bands;
+        image = item / per_image;
+        const int within = item - image * per_image;
+        band = within / t.tiles_x;
+        tile = within - band * t.tiles_x;
+    }
+};
+
 // The producer role: one thread stages each of the block's work items (the band's planes
 // of one tile) into the ring, as far ahead as the consumers' releases allow.
 template <typename Samples>
@@ -283,17 +299,12 @@ __device__ void produce_stages(const WgmmaArgs<Samples> &args, uint32_t full, ui
     for (int n = 0; n < my_items; n++) {
         const int stage = n % t.stages;
         mbarrier_wait(empty + 8 * stage, ((n / t.stages) & 1) ^ 1);
-        const int item = int(blockIdx.x) + n * int(gridDim.x);
-        const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
+        const WorkItem w(t, int(blockIdx.x) + n * int(gridDim.x));
         const uint32_t dst = stage_base + stage * t.stage_bytes, bar = full + 8 * stage;
         mbarrier_arrive_expect_tx(bar, t.planes * t.parts * t.rows * plane_row_bytes);
         for (int p = 0; p < t.planes; p++) {
-            const int x = tile * t.out_columns + p * plane_columns, y = band * t.band_rows;
-            if constexpr (Samples::parts == 1) {
-                tma_load_2d(dst + p * t.plane_stride, &args.image_map, x, y, bar);
-            } else {
-                tma_load_3d(dst + p * t.plane_stride, &args.image_map, x, y, 0, bar);
-            }
+            const int x = w.tile * t.out_columns + p * plane_columns, y = w.band * t.band_rows;
+            tma_load_3d(dst + p * t.plane_stride, &args.image_map, x, y, Samples::parts == 1 ? w.image : 0, bar);
         }
     }
 }
@@ -364,9 +375,11 @@ struct TileEpilogue {
         }
     }
 
-    // Output row y, columns c0 ..; turn picks the half of the pair buffer (s = 32), so that
-    // a warp pair's next row group cannot overwrite sums not yet read.
-    __device__ __forceinline__ void store(const float (&sums)[sums_per_lane], int c0, int y, int turn) const {
+    // Output row y of the batch's image `image`, columns c0 ..; turn picks the half of the
+    // pair buffer (s = 32), so that a warp pair's next row group cannot overwrite sums not
+    // yet read.
+    __device__ __forceinline__ void store(const float (&sums)[sums_per_lane], int image, int c0, int y,
+                                          int turn) const {
         float *const right = pair + (turn & 1) * N;
         if constexpr (Q == 2) {
             if (q == 1) {
@@ -389,11 +402,13 @@ struct TileEpilogue {
             }
             if (v < args.t.out_columns && j < args.io.out_width && y < args.io.out_height) {
                 if (!isfinite(s)) {
-                    s = exact_output(args.io, j, y);
+                    ProblemOf<typename Samples::Sample> io = args.io;
+                    io.img.data += image * args.image_stride;
+                    s = exact_output(io, j, y);
                 } else if constexpr (Samples::parts == 2) {
                     s = unscale_by_multiply ? s * unscale_factor : scalbnf(s, unscale);
                 }
-                *args.io.template at<Out>(j, y) = to_output<Out>(s);
+                args.io.template at<Out>(j, y)[image * args.out_image_stride] = to_output<Out>(s);
             }
         }
     }
@@ -410,7 +425,7 @@ __global__ void __launch_bounds__(block_threads, 1)
     unsigned char *const smem = smem_raw + (base - raw);
     const uint32_t full = base, empty = base + 8 * max_stages;
     const uint32_t a_base = base + t.a_offset, stage_base = base + t.stage_offset;
-    const int items = t.tiles_x * t.bands;
+    const int items = t.tiles_x * t.bands * t.images;
     const int my_items = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
 
     stage_kernel_operand<S>(smem + t.a_offset, args);
@@ -450,8 +465,7 @@ __global__ void __launch_bounds__(block_threads, 1)
     for (int n = 0; n < my_items; n++) {
         const int stage = n % t.stages;
         mbarrier_wait(full + 8 * stage, (n / t.stages) & 1);
-        const int item = int(blockIdx.x) + n * int(gridDim.x);
-        const int band = item / t.tiles_x, tile = item - band * t.tiles_x;
+        const WorkItem w(t, int(blockIdx.x) + n * int(gridDim.x));
         const uint32_t b_stage = stage_base + stage * t.stage_bytes;
         for (int g = group; g < groups; g += consumer_groups, turn++) {
             named_barrier(my_turn, 256);
@@ -459,7 +473,7 @@ __global__ void __launch_bounds__(block_threads, 1)
                                 [other_turn] { named_barrier_arrive(other_turn, 256); });
             float sums[Epilogue::sums_per_lane];
             epilogue.diagonal_sums(acc, sums);
-            epilogue.store(sums, tile * t.out_columns, band * t.band_rows + g * R + r, turn);
+            epilogue.store(sums, w.image, w.tile * t.out_columns, w.band * t.band_rows + g * R + r, turn);
         }
         if ((threadIdx.x & 127) == 0) {
             mbarrier_arrive(empty + 8 * stage);
@@ -505,6 +519,7 @@ WgmmaTiling tiling_for(int s, int kw, int kh, int out_w, int out_h, int smem_lim
         c.smem_bytes = 128 + c.stage_offset + c.stages * c.stage_bytes;
         c.tiles_x = (out_w + c.out_columns - 1) / c.out_columns;
         c.bands = (out_h + band_rows - 1) / band_rows;
+        c.images = 1;
         if (c.stages >= 2) {
             return c;
         }
@@ -530,18 +545,20 @@ double clocks_per_output(const WgmmaTiling &t) {
     return tensor + epilogue;
 }
 
-// The f16 image as a 2-D tensor whose boxes are one plane of a stage: 8 columns x rows;
-// or the split image's two planes (split_image_in_place) as a 3-D one, boxes of 8 columns
-// x rows x both parts.
-cudaError_t encode_image_map(const void *data, int width, int height, int64_t pitch, int64_t part_elements,
+// The f16 images of a batch as a 3-D tensor (x, y, image) whose boxes are one plane of a
+// stage: 8 columns x rows x 1 (`planes` images `plane_elements` apart); or the split
+// image's two planes (split_image_in_place, `planes` = 2), boxes of 8 columns x rows x
+// both parts.
+cudaError_t encode_image_map(const void *data, int width, int height, int64_t pitch, int planes, int64_t plane_elements,
                              const WgmmaTiling &t, CUtensorMap *map) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    const cuuint64_t dims[3] = {cuuint64_t(width), cuuint64_t(height), cuuint64_t(t.parts)};
-    const cuuint64_t strides[2] = {cuuint64_t(pitch) * 2, cuuint64_t(part_elements) * 2};
+    const cuuint64_t dims[3] = {cuuint64_t(width), cuuint64_t(height), cuuint64_t(planes)};
+    // A stride must be a positive multiple of 16 bytes even where its dimension has extent 1.
+    const cuuint64_t strides[2] = {cuuint64_t(pitch) * 2, cuuint64_t(planes > 1 ? plane_elements : pitch * height) * 2};
     const cuuint32_t box[3] = {plane_columns, cuuint32_t(t.rows), cuuint32_t(t.parts)};
     const cuuint32_t unit[3] = {1, 1, 1};
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, t.parts == 1 ? 2 : 3, const_cast<void *>(data),
-                              dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void *>(data), dims, strides, box,
+                              unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
@@ -598,7 +615,7 @@ bool split_tiling(int kw, int kh, int out_w, int out_h, const DeviceFacts &d, Wg
 
 template <typename Samples, typename Out>
 cudaError_t launch(WgmmaArgs<Samples> &args, const DeviceFacts &d, cudaStream_t stream) {
-    const int blocks = std::max(1, std::min(args.t.tiles_x * args.t.bands, d.sms));
+    const int blocks = std::max(1, std::min(args.t.tiles_x * args.t.bands * args.t.images, d.sms));
     if constexpr (Samples::parts == 2) {
         return launch_split(args, blocks, stream);
     } else {
@@ -615,24 +632,31 @@ int64_t wgmma_split_pitch(int image_width) {
 }  // namespace
 
 template <typename Out>
-cudaError_t launch_im2tensor_wgmma(const Problem &p, cudaStream_t stream, bool *ran) {
+cudaError_t launch_im2tensor_wgmma(const Problem &p, const BatchOf &batch, cudaStream_t stream, bool *ran) {
     *ran = false;
     DeviceFacts d;
     WgmmaArgs<HalfSamples> args{};
     cudaError_t e = device_facts(&d);
+    const int64_t item_limit = int64_t(1) << 31;
     if (e != cudaSuccess || !hopper(d) ||
         !halconv_tc_tma_rows(reinterpret_cast<uintptr_t>(p.img.data), p.img.stride * int64_t(sizeof(__half))) ||
-        !half_tiling(p.ker.width, p.ker.height, p.out_width, p.out_height, d, &args.t)) {
+        (batch.images > 1 && batch.image_stride * int64_t(sizeof(__half)) % 16 != 0) ||
+        !half_tiling(p.ker.width, p.ker.height, p.out_width, p.out_height, d, &args.t) ||
+        int64_t(args.t.tiles_x) * args.t.bands * batch.images >= item_limit) {
         return e;
     }
     *ran = true;
     args.io = p;
-    e = encode_image_map(p.img.data, p.img.width, p.img.height, p.img.stride, 0, args.t, &args.image_map);
+    args.t.images = batch.images;
+    args.image_stride = batch.image_stride;
+    args.out_image_stride = batch.out_image_stride;
+    e = encode_image_map(p.img.data, p.img.width, p.img.height, p.img.stride, batch.images, batch.image_stride, args.t,
+                         &args.image_map);
     return e == cudaSuccess ? launch<HalfSamples, Out>(args, d, stream) : e;
 }
 
-template cudaError_t launch_im2tensor_wgmma<float>(const Problem &, cudaStream_t, bool *);
-template cudaError_t launch_im2tensor_wgmma<__half>(const Problem &, cudaStream_t, bool *);
+template cudaError_t launch_im2tensor_wgmma<float>(const Problem &, const BatchOf &, cudaStream_t, bool *);
+template cudaError_t launch_im2tensor_wgmma<__half>(const Problem &, const BatchOf &, cudaStream_t, bool *);
 
 size_t im2tensor_wgmma_split_parts_bytes(const DeviceFacts &d, int image_width, int image_height, int kernel_width,
                                          int kernel_height, int out_width, int out_height) {
@@ -654,7 +678,8 @@ cudaError_t launch_im2tensor_wgmma_split(const DeviceFacts &d, const ProblemOf<f
     args.scales = scales;
     cudaError_t e = split_image_in_place(p.img, scales, parts, pitch, part_elements, stream);
     if (e == cudaSuccess) {
-        e = encode_image_map(parts, p.img.width, p.img.height, pitch, part_elements, args.t, &args.image_map);
+        e = encode_image_map(parts, p.img.width, p.img.height, pitch, SplitSamples::parts, part_elements, args.t,
+                             &args.image_map);
     }
     return e == cudaSuccess ? launch<SplitSamples, float>(args, d, stream) : e;
 }

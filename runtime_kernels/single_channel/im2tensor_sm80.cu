@@ -127,6 +127,11 @@ Band band_of(int out_width, int out_height, int kw) {
 
 template <typename Out>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name) {
+    if (in->dimensions == 3) {
+        return for_each_image(uc, name, in, kernel, out, [&](halide_buffer_t *image, halide_buffer_t *result) {
+            return run<Out>(uc, image, kernel, flip, result, name);
+        });
+    }
     ExternCall call;
     const int status = prepare_extern_call(uc, in, kernel, flip, out, output_type<Out>(), name, &call);
     if (status != 0) {
