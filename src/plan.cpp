@@ -922,15 +922,17 @@ void bring_to(Device where, halide_buffer_t *image, halide_buffer_t *output) {
 
 namespace {
 
-// Image n of a batch (x, y, n) as a 2D buffer: dimensions 0 and 1, its memory offset by n
-// along dimension 2; host or device memory, as `where` says.
-struct BatchSlice {
-    halide_dimension_t dims[2];
+// Part of a batch (x, y, n) in host or device memory, as `where` says: images first ..
+// first + count - 1 as a batch of their own counted from 0 or, for count 0, image `first`
+// as a 2D buffer.
+struct BatchPart {
+    halide_dimension_t dims[3];
     halide_buffer_t buffer{};
-    BatchSlice(const halide_buffer_t *batch, int n, Device where) {
+    BatchPart(const halide_buffer_t *batch, int first, int count, Device where) {
         dims[0] = batch->dim[0];
         dims[1] = batch->dim[1];
-        const int64_t offset = int64_t(n) * batch->dim[2].stride * batch->type.bytes();
+        dims[2] = {0, count, batch->dim[2].stride, 0};
+        const int64_t offset = int64_t(first) * batch->dim[2].stride * batch->type.bytes();
         if (where == Device::cuda) {
             buffer.device = batch->device + uint64_t(offset);
             buffer.device_interface = batch->device_interface;
@@ -939,29 +941,7 @@ struct BatchSlice {
             buffer.host = batch->host + offset;
         }
         buffer.type = batch->type;
-        buffer.dimensions = 2;
-        buffer.dim = dims;
-    }
-};
-
-}  // namespace
-
-namespace {
-
-// Images first .. first + count - 1 of a batch (x, y, n) on the device, as a batch of
-// their own counted from 0.
-struct BatchRange {
-    halide_dimension_t dims[3];
-    halide_buffer_t buffer{};
-    BatchRange(const halide_buffer_t *batch, int first, int count) {
-        dims[0] = batch->dim[0];
-        dims[1] = batch->dim[1];
-        dims[2] = {0, count, batch->dim[2].stride, 0};
-        buffer.device = batch->device + uint64_t(int64_t(first) * batch->dim[2].stride * batch->type.bytes());
-        buffer.device_interface = batch->device_interface;
-        buffer.set_device_dirty(true);
-        buffer.type = batch->type;
-        buffer.dimensions = 3;
+        buffer.dimensions = count > 0 ? 3 : 2;
         buffer.dim = dims;
     }
 };
@@ -981,7 +961,7 @@ bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t 
     if (s.dispatch.device != Device::cuda || !has_form || s.scratch.width > 0) {
         return false;
     }
-    BatchSlice first_image(image, 0, Device::cuda), first_output(output, 0, Device::cuda);
+    BatchPart first_image(image, 0, 0, Device::cuda), first_output(output, 0, 0, Device::cuda);
     const bool too_large = internal::exceeds_one_shot(s.image, s.kernel, s.output);
     if (too_large ||
         internal::wants_bands(o, Device::cuda, &first_image.buffer, &first_output.buffer, workspace_bytes, false)) {
@@ -1023,7 +1003,7 @@ bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t 
     halide_buffer_t kernel2d = *s.kernel2d.raw_buffer();
     for (int first = 0; first < n; first += int(per_call)) {
         const int count = std::min(int(per_call), n - first);
-        BatchRange in(image, first, count), out(output, first, count);
+        BatchPart in(image, first, count, Device::cuda), out(output, first, count, Device::cuda);
         if (s.row->signature == internal::Signature::kernel2d) {
             internal::run_pipeline(Device::cuda, {&in.buffer, &kernel2d}, &out.buffer, stream, "conv2d pipeline", [&] {
                 return fn.kernel2d_batch(&in.buffer, &kernel2d, boundary, o.fill_value, ox, oy, flip, &out.buffer);
@@ -1084,7 +1064,7 @@ void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream str
     bring_to(s.dispatch.device, image, output);
     if (s.dispatch.device == Device::cpu) {
         for (int i = 0; i < n; i++) {
-            BatchSlice in(image, i, Device::cpu), out(output, i, Device::cpu);
+            BatchPart in(image, i, 0, Device::cpu), out(output, i, 0, Device::cpu);
             run(&in.buffer, &out.buffer, stream);
         }
         if (output->device != 0) {
@@ -1108,7 +1088,7 @@ void Plan::run_batch(halide_buffer_t *image, halide_buffer_t *output, Stream str
     }
     output->set_host_dirty(false);
     streams->run(n, stream, [&](int i, Stream lane) {
-        BatchSlice in(image, i, Device::cuda), out(output, i, Device::cuda);
+        BatchPart in(image, i, 0, Device::cuda), out(output, i, 0, Device::cuda);
         run(&in.buffer, &out.buffer, lane);
     });
     output->set_device_dirty(true);
