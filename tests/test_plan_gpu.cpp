@@ -150,7 +150,8 @@ void expect_batch_equals_its_images(const Plan &plan, Halide::Runtime::Buffer<> 
 // The batch forms (one pipeline call per group of images: conv2d's CUDA schedules and every
 // tensor-core variant; im2tensor_fused / _atomic in one launch on sm_90): every image of
 // a device-resident batch equals its own 2D call bit for bit, for every mode, boundary and
-// precision the row has, correlation and convolution, the batch's outputs poisoned first.
+// precision the row has, correlation and convolution, with a NaN and an infinity in later
+// images, the batch's outputs poisoned first.
 TEST_F(PlanGpuStreams, BatchFormsMatchTheirImagesOneByOne) {
     struct Case {
         Algorithm algorithm;
@@ -192,6 +193,11 @@ TEST_F(PlanGpuStreams, BatchFormsMatchTheirImagesOneByOne) {
                         for (size_t i = 0; i < batch.number_of_elements(); i++) {
                             store(batch, i, dist(rng()));
                         }
+                        // A NaN and an infinity in later images: the tensor-core kernels
+                        // recompute those windows' outputs from the right image.
+                        const size_t per_image = size_t(width) * height;
+                        store(batch, 3 * per_image + 40 * width + 30, std::nan(""));
+                        store(batch, 4 * per_image + 7 * width + 70, HUGE_VAL);
                         batch.set_host_dirty();
                         batch.copy_to_device(cuda_device_interface());
                         expect_batch_equals_its_images(plan, batch, {0, 1, 2, 3, 4});
