@@ -50,14 +50,8 @@ public:
 
         // ALGORITHM
         Var x{"x"}, y{"y"};
-        const std::vector<Var> batch = Batch ? std::vector<Var>{Var{"n"}} : std::vector<Var>{};
-        std::vector<Var> xy{x, y};
-        xy.insert(xy.end(), batch.begin(), batch.end());
-        const auto at = [&](const Expr &i, const Expr &j) {
-            std::vector<Expr> args{i, j};
-            args.insert(args.end(), batch.begin(), batch.end());
-            return args;
-        };
+        const std::vector<Var> batch = batch_vars(Batch);
+        const std::vector<Var> xy = with_batch<Var>({x, y}, batch);
         const Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
         const Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
         Func padded = extend_by_rule(input, boundary, Halide::cast(types.storage, fill), near, x, y, {},
@@ -67,8 +61,9 @@ public:
             kernel_tap(kernel, kernel.dim(0).min(), k_width, kernel.dim(1).min(), k_height, flip, r.x, r.y);
         Func sum{"sum"};
         sum(xy) = Halide::cast(types.accumulator, 0);
-        sum(xy) += Halide::cast(types.accumulator, tap) *
-                   Halide::cast(types.accumulator, padded(at(x + r.x - offset_x, y + r.y - offset_y)));
+        sum(xy) +=
+            Halide::cast(types.accumulator, tap) *
+            Halide::cast(types.accumulator, padded(with_batch<Expr>({x + r.x - offset_x, y + r.y - offset_y}, batch)));
         output(xy) = Halide::cast(types.output, sum(xy));
 
         // ESTIMATES (used by the autoscheduled variants only)

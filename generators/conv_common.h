@@ -80,6 +80,18 @@ inline Halide::Expr lazy_select(const Halide::Expr &c, const Halide::Expr &t, co
     return Call::make(t.type(), Call::if_then_else, {c, t, f}, Call::PureIntrinsic);
 }
 
+// The batch's image variable (after x and y) of a batch form's Funcs, none for one image.
+inline std::vector<Halide::Var> batch_vars(bool batch) {
+    return batch ? std::vector<Halide::Var>{Halide::Var{"n"}} : std::vector<Halide::Var>{};
+}
+
+// A Func's arguments `args` followed by the batch's variables.
+template <typename T>
+std::vector<T> with_batch(std::vector<T> args, const std::vector<Halide::Var> &batch) {
+    args.insert(args.end(), batch.begin(), batch.end());
+    return args;
+}
+
 // Image index (0..n-1) that position i (relative to the image's first sample) reads
 // under each rule. `near` promises -n < i < 2n-1 for every i of the call: one fold at
 // most, a few branch-free selects, so GPU staging loops can keep many loads in flight.
@@ -158,8 +170,8 @@ Halide::Func extend_by_rule(const In &input, const Halide::Expr &rule, const Hal
     std::vector<Expr> at(leading.begin(), leading.end());
     vars.insert(vars.end(), {x, y});
     at.insert(at.end(), {xr, yr});
-    vars.insert(vars.end(), trailing.begin(), trailing.end());
-    at.insert(at.end(), trailing.begin(), trailing.end());
+    vars = with_batch(vars, trailing);
+    at = with_batch(at, trailing);
     const Expr sample = input(at);
     padded(vars) = Halide::select(rule == int(Boundary::constant) && outside, fill,
                                   likely_inside ? Halide::likely(sample) : sample);
@@ -178,12 +190,9 @@ Halide::Func extended_for_extern(const In &input, const Out &output, const Kerne
     const Halide::Expr k_width = kernel.dim(0).extent(), k_height = kernel.dim(1).extent();
     const Halide::Expr near = reads_within_one_fold(input, output, k_width, k_height, offset_x, offset_y);
     Halide::Func padded = extend_by_rule(input, rule, fill, near, x, y, {}, false, batch);
-    std::vector<Halide::Var> vars{x, y};
-    std::vector<Halide::Expr> at{x - offset_x, y - offset_y};
-    vars.insert(vars.end(), batch.begin(), batch.end());
-    at.insert(at.end(), batch.begin(), batch.end());
     Halide::Func shifted{"shifted"};
-    shifted(vars) = padded(at);
+    shifted(with_batch<Halide::Var>({x, y}, batch)) =
+        padded(with_batch<Halide::Expr>({x - offset_x, y - offset_y}, batch));
     return shifted;
 }
 

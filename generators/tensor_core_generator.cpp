@@ -30,11 +30,6 @@
 
 namespace halconv::gen {
 
-// The batch's image variable for a batch form, none for one image.
-inline std::vector<Halide::Var> batch_vars(bool batch) {
-    return batch ? std::vector<Halide::Var>{Halide::Var{"n"}} : std::vector<Halide::Var>{};
-}
-
 template <bool Batch>
 class TensorCoreValidOf : public Halide::Generator<TensorCoreValidOf<Batch>> {
     static constexpr int dims = Batch ? 3 : 2;
@@ -87,8 +82,7 @@ public:
         Halide::Func shifted =
             extended_for_extern(input, output, kernel, boundary, Halide::cast(types_of(precision).storage, fill),
                                 offset_x, offset_y, x, y, batch);
-        std::vector<Halide::Var> vars{x, y};
-        vars.insert(vars.end(), batch.begin(), batch.end());
+        const std::vector<Halide::Var> vars = with_batch<Halide::Var>({x, y}, batch);
         extended(vars) = shifted(vars);
 
         // SCHEDULE

@@ -25,10 +25,9 @@ inline Halide::Func tensor_core_stage(const Halide::Target &target, const std::s
             "tensor_core: variant '" + variant + "' has no " + precision_name(precision) +
                 " entry point (runtime_kernels/contract.h)");
     Halide::Func conv{"tensor_core_" + variant};
-    std::vector<Halide::Var> vars{x, y};
-    vars.insert(vars.end(), batch.begin(), batch.end());
     conv.define_extern(contract::tensor_core_entry(variant, precision_name(precision)), args,
-                       types_of(precision).output, vars, Halide::NameMangling::C, Halide::DeviceAPI::CUDA);
+                       types_of(precision).output, with_batch<Halide::Var>({x, y}, batch), Halide::NameMangling::C,
+                       Halide::DeviceAPI::CUDA);
     return conv;
 }
 

@@ -570,12 +570,15 @@ namespace {
 // A 2D buffer of `type` over memory at `data`, on the device or the host, its dims from
 // the mins, dense along x.
 struct DenseView {
-    halide_dimension_t dims[2];
+    halide_dimension_t dims[3];
     halide_buffer_t buffer{};
-    // pitch: elements between rows, 0 for the width.
-    DenseView(halide_type_t type, void *data, Device where, int min_x, int min_y, Extent2d extent, int pitch = 0) {
+    // pitch: elements between rows, 0 for the width; images > 0: a batch (x, y, n) of that
+    // many, one after another.
+    DenseView(halide_type_t type, void *data, Device where, int min_x, int min_y, Extent2d extent, int pitch = 0,
+              int images = 0) {
         dims[0] = {min_x, extent.width, 1, 0};
         dims[1] = {min_y, extent.height, pitch > 0 ? pitch : extent.width, 0};
+        dims[2] = {0, images, dims[1].stride * extent.height, 0};
         if (where == Device::cuda) {
             buffer.device = reinterpret_cast<uintptr_t>(data);
             buffer.device_interface = cuda_device_interface();
@@ -583,7 +586,7 @@ struct DenseView {
             buffer.host = static_cast<uint8_t *>(data);
         }
         buffer.type = type;
-        buffer.dimensions = 2;
+        buffer.dimensions = images > 0 ? 3 : 2;
         buffer.dim = dims;
     }
 };
@@ -598,6 +601,31 @@ int offset_x(const PlanState &s) {
 int offset_y(const PlanState &s) {
     return internal::mode_offset(s.kernel.height, s.options.mode, s.operation == Operation::convolve) +
            s.options.origin_y;
+}
+
+// A kernel2d_extended row's pipeline on CUDA, the valid form in mode valid: for one image
+// (images 0) or a batch of `images` (valid / extended the row's batch forms then), the
+// boundary-extended images written at `extended_images` (the workspace's).
+void run_extended_pipeline(const PlanState &s, internal::ValidFn valid, internal::Kernel2dExtendedFn extended,
+                           halide_buffer_t *image, halide_buffer_t *kernel, halide_buffer_t *output,
+                           void *extended_images, int images, Stream stream) {
+    const Options &o = s.options;
+    const bool flip = s.operation == Operation::convolve;
+    const int ox = offset_x(s) + output->dim[0].min - image->dim[0].min;
+    const int oy = offset_y(s) + output->dim[1].min - image->dim[1].min;
+    internal::run_pipeline(
+        Device::cuda, {image, kernel}, output, stream, s.row->tensor_cores ? "tensor-core pipeline" : "cuFFT pipeline",
+        [&] {
+            if (o.mode == Mode::valid) {
+                // The extern stage reads the image from the output's min.
+                return internal::with_output_at_image_mins(
+                    image, output, [&](halide_buffer_t *placed) { return valid(image, kernel, flip, placed); });
+            }
+            DenseView extended_view(s.types.storage, extended_images, Device::cuda, output->dim[0].min,
+                                    output->dim[1].min, s.extended, s.extended_pitch, images);
+            return extended(image, kernel, static_cast<int32_t>(o.boundary), o.fill_value, ox, oy, flip, output,
+                            &extended_view.buffer);
+        });
 }
 
 void check_extent(const halide_buffer_t *b, Extent2d want, const char *role, const char *needs) {
@@ -845,21 +873,8 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
             break;
         }
         case internal::Signature::kernel2d_extended:
-            internal::run_pipeline(
-                device, {image, &kernel2d}, output, stream,
-                s.row->tensor_cores ? "tensor-core pipeline" : "cuFFT pipeline", [&] {
-                    if (o.mode == Mode::valid) {
-                        // The extern stage reads the image from the output's min.
-                        return internal::with_output_at_image_mins(image, output, [&](halide_buffer_t *placed) {
-                            return fn.valid(image, &kernel2d, flip, placed);
-                        });
-                    }
-                    DenseView extended(s.types.storage, static_cast<char *>(lease.data()) + s.extended_offset,
-                                       Device::cuda, output->dim[0].min, output->dim[1].min, s.extended,
-                                       s.extended_pitch);
-                    return fn.kernel2d_extended(image, &kernel2d, boundary, o.fill_value, ox, oy, flip, output,
-                                                &extended.buffer);
-                });
+            run_extended_pipeline(s, fn.valid, fn.kernel2d_extended, image, &kernel2d, output,
+                                  static_cast<char *>(lease.data()) + s.extended_offset, 0, stream);
             break;
         case internal::Signature::separable:
         case internal::Signature::low_rank: {
@@ -990,10 +1005,6 @@ bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t 
         }
         extended_pool = s.batch_extended_pool;
     }
-    const int ox = offset_x(s) + output->dim[0].min - image->dim[0].min;
-    const int oy = offset_y(s) + output->dim[1].min - image->dim[1].min;
-    const bool flip = s.operation == Operation::convolve;
-    const int32_t boundary = static_cast<int32_t>(o.boundary);
     internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
     rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get()});
     std::optional<internal::WorkspacePool::Lease> extended_lease;
@@ -1004,31 +1015,16 @@ bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t 
     for (int first = 0; first < n; first += int(per_call)) {
         const int count = std::min(int(per_call), n - first);
         BatchPart in(image, first, count, Device::cuda), out(output, first, count, Device::cuda);
-        if (s.row->signature == internal::Signature::kernel2d) {
-            internal::run_pipeline(Device::cuda, {&in.buffer, &kernel2d}, &out.buffer, stream, "conv2d pipeline", [&] {
-                return fn.kernel2d_batch(&in.buffer, &kernel2d, boundary, o.fill_value, ox, oy, flip, &out.buffer);
-            });
+        if (extended) {
+            run_extended_pipeline(s, fn.valid_batch, fn.kernel2d_extended_batch, &in.buffer, &kernel2d, &out.buffer,
+                                  extended_lease ? extended_lease->data() : nullptr, count, stream);
             continue;
         }
-        const char *what = s.row->tensor_cores ? "tensor-core pipeline" : "cuFFT pipeline";
-        internal::run_pipeline(Device::cuda, {&in.buffer, &kernel2d}, &out.buffer, stream, what, [&] {
-            if (valid) {
-                // The extern stage reads the images from the outputs' mins.
-                return internal::with_output_at_image_mins(&in.buffer, &out.buffer, [&](halide_buffer_t *placed) {
-                    return fn.valid_batch(&in.buffer, &kernel2d, flip, placed);
-                });
-            }
-            halide_dimension_t dims[3] = {{output->dim[0].min, s.extended.width, 1, 0},
-                                          {output->dim[1].min, s.extended.height, s.extended_pitch, 0},
-                                          {0, count, int32_t(extended_elements), 0}};
-            halide_buffer_t images{};
-            images.device = reinterpret_cast<uintptr_t>(extended_lease->data());
-            images.device_interface = cuda_device_interface();
-            images.type = s.types.storage;
-            images.dimensions = 3;
-            images.dim = dims;
-            return fn.kernel2d_extended_batch(&in.buffer, &kernel2d, boundary, o.fill_value, ox, oy, flip, &out.buffer,
-                                              &images);
+        const int ox = offset_x(s) + output->dim[0].min - image->dim[0].min;
+        const int oy = offset_y(s) + output->dim[1].min - image->dim[1].min;
+        internal::run_pipeline(Device::cuda, {&in.buffer, &kernel2d}, &out.buffer, stream, "conv2d pipeline", [&] {
+            return fn.kernel2d_batch(&in.buffer, &kernel2d, static_cast<int32_t>(o.boundary), o.fill_value, ox, oy,
+                                     s.operation == Operation::convolve, &out.buffer);
         });
     }
     output->set_host_dirty(false);

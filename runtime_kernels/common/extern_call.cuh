@@ -152,10 +152,6 @@ cudaError_t allow_opt_in_shared_memory() {
     return e;
 }
 
-}  // namespace halconv::rk
-
-namespace halconv::rk {
-
 // Image i of a batch (x, y, n) on the device as a 2D buffer: dimensions 0 and 1, its
 // memory dimension 2's stride times i further on.
 struct ImageOfBatch {
@@ -177,12 +173,9 @@ struct ImageOfBatch {
 int prepare_batch(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
                   halide_buffer_t *out);
 
+// The loop of for_each_image, for a batch prepare_batch has brought to the device.
 template <typename One>
-int for_each_image(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
-                   halide_buffer_t *out, One &&one) {
-    if (const int status = prepare_batch(user_context, name, in, kernel, out); status != 0) {
-        return status < 0 ? 0 : status;
-    }
+int each_image(halide_buffer_t *in, halide_buffer_t *out, One &&one) {
     for (int i = 0; i < out->dim[2].extent; i++) {
         ImageOfBatch image(in, out->dim[2].min + i - in->dim[2].min), result(out, i);
         if (const int e = one(&image.buffer, &result.buffer); e != 0) {
@@ -191,6 +184,15 @@ int for_each_image(void *user_context, const char *name, halide_buffer_t *in, ha
     }
     out->set_device_dirty(true);
     return 0;
+}
+
+template <typename One>
+int for_each_image(void *user_context, const char *name, halide_buffer_t *in, halide_buffer_t *kernel,
+                   halide_buffer_t *out, One &&one) {
+    if (const int status = prepare_batch(user_context, name, in, kernel, out); status != 0) {
+        return status < 0 ? 0 : status;
+    }
+    return each_image(in, out, one);
 }
 
 }  // namespace halconv::rk

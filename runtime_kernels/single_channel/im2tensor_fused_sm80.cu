@@ -632,10 +632,10 @@ int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halid
 template <typename Sample, typename Out, bool Atomic>
 int run_batch(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out,
               const char *name) {
+    if (const int status = prepare_batch(uc, name, in, kernel, out); status != 0) {
+        return status < 0 ? 0 : status;
+    }
     if constexpr (!FusedLaunch<Sample>::split) {
-        if (const int status = prepare_batch(uc, name, in, kernel, out); status != 0) {
-            return status < 0 ? 0 : status;
-        }
         ImageOfBatch first(in, out->dim[2].min - in->dim[2].min), first_out(out, 0);
         ExternCallOf<Sample> call;
         if (const int status = prepare_extern_call(uc, &first.buffer, kernel, flip, &first_out.buffer,
@@ -651,7 +651,7 @@ int run_batch(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip,
             return finish_extern_call(uc, name, "launching the kernels", e, out);
         }
     }
-    return for_each_image(uc, name, in, kernel, out, [&](halide_buffer_t *image, halide_buffer_t *result) {
+    return each_image(in, out, [&](halide_buffer_t *image, halide_buffer_t *result) {
         return run<Sample, Out, Atomic>(uc, image, kernel, flip, result, name);
     });
 }
