@@ -91,6 +91,11 @@ halconv_variant(low_rank cuda low_rank_cuda sliding REQUIRES low_rank separable_
 halconv_variant(low_rank cuda low_rank gpu_low_rank REQUIRES low_rank gpu_low_rank_tile gpu_grid_width)
 halconv_variant(low_rank cuda low_rank gpu_low_rank_two_pass REQUIRES low_rank gpu_grid_width)
 
+# Direct on CUDA cores for small kernels: a hand-written extern stage (runtime_kernels/conv2d/),
+# the boundary rule applied inside it; CUDA only.
+halconv_variant(sliding cuda conv2d_cuda sliding REQUIRES conv2d_sliding_kernel
+    DOC "GPU, kernels up to 7x7: each thread slides down its columns, a ring of row sums in registers, the next rows copied ahead")
+
 # ---- multichannel_correlate2d / convolve2d: halconv::MultichannelAlgorithm ----
 halconv_api(multichannel ENUM MultichannelAlgorithm
     AUTOMATIC "CUDA: implicit_gemm for f16 and f16f32, im2col for f32, direct for f64 and on the CPU")

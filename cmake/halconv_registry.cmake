@@ -106,6 +106,7 @@ endfunction()
 
 # The generators of generators/, as src/ calls them.
 halconv_generator(conv2d SIGNATURE kernel2d SCHEDULE_PARAM schedule TYPED input kernel output BATCH_FORM)
+halconv_generator(conv2d_cuda SIGNATURE kernel2d SCHEDULE_PARAM form TYPED input kernel output BATCH_FORM)
 halconv_generator(separable SIGNATURE separable SCHEDULE_PARAM schedule TYPED input row_kernel col_kernel output)
 halconv_generator(separable_cuda SIGNATURE separable SCHEDULE_PARAM form TYPED input row_kernel col_kernel output)
 halconv_generator(low_rank SIGNATURE low_rank SCHEDULE_PARAM schedule TYPED input row_factors col_factors output)

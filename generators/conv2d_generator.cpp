@@ -9,7 +9,14 @@
 //
 // halconv_conv2d_batch is the same over a batch of images (x, y, n), each image extended
 // by the rule on its own: one pipeline call, and on the GPU one launch, for the batch.
+//
+// halconv_conv2d_cuda (and _batch) computes the same definition on CUDA as a hand-written
+// extern stage (runtime_kernels/conv2d/halconv_conv2d.h), for kernels up to 7 x 7: the
+// `sliding` form, the boundary rule applied inside the stage.
+#include <map>
+
 #include "Halide.h"
+#include "contract.h"
 #include "conv2d_schedules.h"
 #include "conv_common.h"
 
@@ -106,7 +113,52 @@ public:
 using Conv2d = Conv2dOf<false>;
 using Conv2dBatch = Conv2dOf<true>;
 
+enum class Conv2dForm { sliding };
+inline const std::map<std::string, Conv2dForm> conv2d_form_names = {{"sliding", Conv2dForm::sliding}};
+
+template <bool Batch>
+class Conv2dCudaOf : public Halide::Generator<Conv2dCudaOf<Batch>> {
+    static constexpr int dims = Batch ? 3 : 2;
+
+public:
+    template <typename T>
+    using Input = Halide::GeneratorInput<T>;
+    template <typename T>
+    using Output = Halide::GeneratorOutput<T>;
+    template <typename T>
+    using GeneratorParam = Halide::GeneratorParam<T>;
+
+    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    GeneratorParam<Conv2dForm> form{"form", Conv2dForm::sliding, conv2d_form_names};
+
+    Input<Halide::Buffer<void, dims>> input{"input"};
+    Input<Halide::Buffer<void, 2>> kernel{"kernel"};
+    Input<int32_t> boundary{"boundary"};
+    Input<double> fill{"fill"};
+    Input<int32_t> offset_x{"offset_x"};
+    Input<int32_t> offset_y{"offset_y"};
+    Input<bool> flip{"flip"};
+    Output<Halide::Buffer<void, dims>> output{"output"};
+
+    void generate() {
+        require_types("conv2d_cuda", precision, input, kernel, output);
+        require(this->get_target().has_feature(Halide::Target::CUDA),
+                "conv2d_cuda: the extern stage needs a CUDA target");
+        // ALGORITHM (the schedule is the extern stage's own)
+        const std::string form_name = name_in(conv2d_form_names, Conv2dForm(form));
+        Halide::Var x{"x"}, y{"y"};
+        Halide::Func sum{"conv2d_" + form_name};
+        sum.define_extern(rk::contract::conv2d_entry(form_name, precision_name(precision)),
+                          {input, kernel, boundary, fill, offset_x, offset_y, flip}, types_of(precision).output,
+                          with_batch<Halide::Var>({x, y}, batch_vars(Batch)), Halide::NameMangling::C,
+                          Halide::DeviceAPI::CUDA);
+        output = sum;
+    }
+};
+
 }  // namespace halconv::gen
 
 HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2d, halconv_conv2d)
 HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2dBatch, halconv_conv2d_batch)
+HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2dCudaOf<false>, halconv_conv2d_cuda)
+HALIDE_REGISTER_GENERATOR(halconv::gen::Conv2dCudaOf<true>, halconv_conv2d_cuda_batch)

@@ -49,6 +49,17 @@ inline bool tensor_core_takes(std::string_view variant, std::string_view precisi
                                                        (precision == "f32" && contains(split_f32_variants, variant)));
 }
 
+// Whether a variant's batch form runs a batch (x, y, n) in one launch: the Hopper wgmma
+// kernel of im2tensor_fused / im2tensor_atomic over (image, band, tile) items, float16
+// samples (f16, f16f32) on sm_90 (single_channel/im2tensor_fused_sm80.cu, run_batch).
+// Its other entries run a batch's images one by one on one stream, which a plan's batch
+// streams beat: a plan takes the batch form only where this holds (src/plan.cpp).
+inline bool tensor_core_batch_in_one_launch(std::string_view variant, std::string_view precision, int sm_major,
+                                            int sm_minor) {
+    return (variant == "im2tensor_fused" || variant == "im2tensor_atomic") &&
+           (precision == "f16" || precision == "f16f32") && sm_major == 9 && sm_minor == 0;
+}
+
 // Entry point of a single-channel variant: halconv_tc_<variant>_<precision>
 // (single_channel/halconv_tc.h declares each one).
 inline std::string tensor_core_entry(std::string_view variant, std::string_view precision) {
@@ -64,6 +75,12 @@ inline std::string multichannel_entry(std::string_view gemm, std::string_view pr
 // Entry point of the FFT stage: halconv_fft_<form>_<precision> (fft/halconv_fft.h).
 inline std::string fft_entry(std::string_view form, std::string_view precision) {
     return "halconv_fft_" + std::string(form) + "_" + std::string(precision);
+}
+
+// Entry point of a direct form on CUDA cores: halconv_conv2d_<form>_<precision>
+// (conv2d/halconv_conv2d.h).
+inline std::string conv2d_entry(std::string_view form, std::string_view precision) {
+    return "halconv_conv2d_" + std::string(form) + "_" + std::string(precision);
 }
 
 // Entry point of a separable form on CUDA cores: halconv_sep_<form>_<precision>

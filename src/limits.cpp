@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "contract.h"
+#include "conv2d/conv2d_sliding.h"
 #include "fft/halconv_fft.h"
 #include "geometry.h"
 #include "internal.h"
@@ -127,6 +128,17 @@ std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row) {
            " tile at precision " + to_string(r.precision) + ": the " + std::to_string(gpu_tile_width) + " x " +
            std::to_string(gpu_tile_height) + " tile plus apron must fit " + std::to_string(gpu_shared_budget_bytes) +
            " bytes; use naive or autoscheduled";
+}
+
+std::string limit_conv2d_sliding_kernel(const Request &r, const VariantRow &row) {
+    if (rk::conv2d::sliding_kernel_fits(r.kernel_width, r.kernel_height)) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is larger than the " + row.algorithm +
+           " pass takes (" + std::to_string(rk::conv2d::sliding_max_kernel_edge) + " x " +
+           std::to_string(rk::conv2d::sliding_max_kernel_edge) +
+           " at most: past it the multiply-adds bound a direct"
+           " pass; tensor-core, separable and fft algorithms take larger kernels)";
 }
 
 std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row) {

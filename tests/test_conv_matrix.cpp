@@ -5,6 +5,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "conv2d/conv2d_sliding.h"
 #include "geometry.h"
 #include "registry.h"
 #include "separable/separable_sliding.h"
@@ -313,8 +314,8 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
             const std::string refusal = row->refusal(r);
             // Anderson2021 writes the autoscheduled row's schedule (its tall outputs run in
             // bands, plan.cpp); the sliding pass (separable, low_rank) has a grid of its own.
-            const bool own_grid =
-                row->autoscheduled || row->name() == "separable_cuda_sliding" || row->name() == "low_rank_cuda_sliding";
+            const bool own_grid = row->autoscheduled || row->name() == "separable_cuda_sliding" ||
+                                  row->name() == "low_rank_cuda_sliding" || row->name() == "conv2d_cuda_sliding";
             EXPECT_EQ(refusal.find("CUDA's grid limit") != std::string::npos, !own_grid)
                 << row->name() << ": " << refusal;
             refused += own_grid ? 0 : 1;
@@ -329,8 +330,9 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
 TEST(Registry, BatchFormsOnTheCudaRowsThatHaveThem) {
     int with_forms = 0;
     for (const internal::VariantRow &row : internal::variant_rows()) {
+        const std::string generator = row.generator;
         const bool expected = row.device == Device::cuda && !row.autoscheduled &&
-                              (std::string(row.generator) == "conv2d" || std::string(row.generator) == "tensor_core");
+                              (generator == "conv2d" || generator == "conv2d_cuda" || generator == "tensor_core");
         for (const Precision p : {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}) {
             if (!row.supports(p)) {
                 continue;
@@ -342,10 +344,10 @@ TEST(Registry, BatchFormsOnTheCudaRowsThatHaveThem) {
             with_forms += has ? 1 : 0;
         }
     }
-    // naive and shared_tiled in 4 precisions each, the 5 tensor-core variants in 2 or 3 (20
-    // today); none in a build without CUDA.
+    // naive, shared_tiled and sliding in 4 precisions each, the 5 tensor-core variants in 2
+    // or 3 (24 today); none in a build without CUDA.
     if (cuda_info().built) {
-        EXPECT_GE(with_forms, 15);
+        EXPECT_GE(with_forms, 19);
     } else {
         EXPECT_EQ(with_forms, 0);
     }
@@ -404,6 +406,122 @@ TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaSeparable,
                          ::testing::Values(Precision::f64, Precision::f32, Precision::f16, Precision::f16f32),
                          [](const auto &p) { return std::string(to_string(p.param)); });
+
+// The sliding direct pass on CUDA (runtime_kernels/conv2d/): every kernel shape up to its
+// 7 x 7 limit (the square odd ones have kernels of their own, the rest run in the 7 x 7
+// one with the taps outside skipped), every mode, each boundary, correlation and
+// convolution, on images of one sample, of one row or column, narrower than a thread's
+// columns, and over several strips (256 or 512 columns) and bands (8 or 24 rows) with
+// partial ones at both ends.
+class CudaSliding : public ::testing::TestWithParam<Precision> {
+protected:
+    void SetUp() override {
+        if (!cuda_available()) {
+            GTEST_SKIP() << "no CUDA device on this machine: GPU variants are tested on a GPU machine";
+        }
+    }
+};
+
+TEST_P(CudaSliding, MatchesFloat64Reference) {
+    const Precision precision = GetParam();
+    const std::vector<std::pair<int, int>> images = {{1, 1}, {2, 3}, {40, 1}, {1, 40}, {37, 29}, {1030, 70}};
+    int index = 0;
+    for (int kw = 1; kw <= rk::conv2d::sliding_max_kernel_edge; kw++) {
+        for (int kh = 1; kh <= rk::conv2d::sliding_max_kernel_edge; kh++) {
+            for (const auto &[w, h] : images) {
+                for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
+                    if (mode == Mode::valid && (kw > w || kh > h)) {
+                        continue;
+                    }
+                    const auto boundary = Boundary(index % 5);
+                    const bool flip = index % 2 == 1;
+                    ++index;
+                    SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " K " + std::to_string(kw) + "x" +
+                                 std::to_string(kh) + " " + to_string(mode) + " " + to_string(boundary) +
+                                 (flip ? " convolve" : " correlate"));
+                    const Dispatch d = run_case(Device::cuda, Algorithm::sliding, precision, {w, h, kw, kh}, mode,
+                                                boundary, flip, false);
+                    EXPECT_EQ(d.variant, "conv2d_cuda_sliding");
+                }
+            }
+        }
+    }
+    // Larger images: whole and partial strips and bands, every boundary, the 3 x 3 kernel's
+    // two-column threads and the 7 x 7 one's four.
+    for (const Shape &s : {Shape{777, 301, 3, 3}, Shape{515, 97, 7, 7}, Shape{300, 203, 5, 2}}) {
+        for (Boundary b :
+             {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
+            SCOPED_TRACE(std::to_string(s.image_width) + "x" + std::to_string(s.image_height) + " " + to_string(b));
+            run_case(Device::cuda, Algorithm::sliding, precision, s, Mode::same, b, b == Boundary::mirror, false);
+        }
+    }
+}
+
+// Past 7 x 7 the sliding pass is refused with the registry's reason, and it has no CPU row.
+TEST_P(CudaSliding, RefusesLargerKernelsAndTheCpu) {
+    const Precision precision = GetParam();
+    Image ignore;
+    Halide::Runtime::Buffer<> input = random_buffer(storage_type(precision), 40, 30, ignore);
+    Halide::Runtime::Buffer<> out(output_type(precision), 40, 30);
+    Options o;
+    o.algorithm = Algorithm::sliding;
+    o.precision = precision;
+    o.device = Device::cuda;
+    for (const auto &[kw, kh] : {std::pair{8, 3}, std::pair{3, 8}, std::pair{9, 9}}) {
+        Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(precision), kw, kh, ignore);
+        try {
+            correlate2d(input, kernel, out, o);
+            ADD_FAILURE() << kw << "x" << kh << " ran";
+        } catch (const Error &e) {
+            EXPECT_EQ(e.code(), ErrorCode::unsupported);
+            EXPECT_NE(std::string(e.what()).find("7 x 7 at most"), std::string::npos) << e.what();
+        }
+    }
+    o.device = Device::cpu;
+    Halide::Runtime::Buffer<> kernel = random_buffer(storage_type(precision), 3, 3, ignore);
+    EXPECT_THROW(correlate2d(input, kernel, out, o), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaSliding,
+                         ::testing::Values(Precision::f64, Precision::f32, Precision::f16, Precision::f16f32),
+                         [](const auto &p) { return std::string(to_string(p.param)); });
+
+// The sliding pass's limit, as the registry applies it in every build (CPU-only ones too).
+TEST(RegistryLimits, SlidingKernel) {
+    internal::Request r;
+    r.device = Device::cuda;
+    r.output_width = r.output_height = 100;
+    internal::VariantRow row{};
+    row.algorithm = "sliding";
+    for (int kw = 1; kw <= 9; kw++) {
+        for (int kh = 1; kh <= 9; kh++) {
+            r.kernel_width = kw;
+            r.kernel_height = kh;
+            const std::string refusal = internal::limit_conv2d_sliding_kernel(r, row);
+            EXPECT_EQ(refusal.empty(), kw <= 7 && kh <= 7) << kw << "x" << kh << ": " << refusal;
+        }
+    }
+}
+
+// The sliding pass's bands (conv2d_sliding.h): the shape's on grids that fill the device,
+// shorter on small ones (never below the minimum), longer only where CUDA's 65535 bands
+// along y would not hold the output; every output row in some band.
+TEST(SlidingPlan, BandsFillTheDeviceWithinTheGrid) {
+    using namespace rk::conv2d;
+    constexpr int sms = 132, shape_rows = 8;
+    EXPECT_EQ(sliding_band_rows(4096, 8, sms, shape_rows), shape_rows);       // 4096^2, 512-column strips
+    EXPECT_EQ(sliding_band_rows(1024, 2 * 64, sms, shape_rows), shape_rows);  // 64 images of 1024^2
+    EXPECT_EQ(sliding_band_rows(1024, 2, sms, shape_rows), 2);                // one 1024^2 image
+    EXPECT_EQ(sliding_band_rows(3, 1, sms, shape_rows), sliding_min_band_rows);
+    for (const int64_t height : {int64_t(1), int64_t(7), int64_t(1000000), int64_t(65535) * 8 + 1, int64_t(1) << 30}) {
+        for (const int64_t columns : {int64_t(1), int64_t(16), int64_t(100000)}) {
+            const int64_t rows = sliding_band_rows(height, columns, sms, shape_rows);
+            EXPECT_GE(rows, 1);
+            EXPECT_LE((height + rows - 1) / rows, sliding_max_bands) << height << " rows";
+            EXPECT_TRUE(rows <= shape_rows || (height + shape_rows - 1) / shape_rows > sliding_max_bands) << height;
+        }
+    }
+}
 
 // Images whose extents pass CUDA's grid limits (65535 blocks along y and z) on every GPU
 // algorithm: 1 x 10^6, 10^6 x 1, 65536 x 2048 and 2048 x 200000, same mode, reflect,

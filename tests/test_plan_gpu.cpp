@@ -147,30 +147,33 @@ void expect_batch_equals_its_images(const Plan &plan, Halide::Runtime::Buffer<> 
     }
 }
 
-// The batch forms (one pipeline call per group of images: conv2d's CUDA schedules and every
-// tensor-core variant; im2tensor_fused / _atomic in one launch on sm_90): every image of
+// The batch forms (one pipeline call per group of images: conv2d's CUDA schedules, the
+// sliding pass and every tensor-core variant; im2tensor_fused / _atomic in one launch on sm_90): every image of
 // a device-resident batch equals its own 2D call bit for bit, for every mode, boundary and
 // precision the row has, correlation and convolution, with a NaN and an infinity in later
 // images, the batch's outputs poisoned first.
 TEST_F(PlanGpuStreams, BatchFormsMatchTheirImagesOneByOne) {
+    // 3 x 3 takes conv2d's unrolled code and sliding's 3 x 3 kernel; 11 x 6 conv2d's
+    // general code, 6 x 4 sliding's 7 x 7 one.
+    const std::vector<std::pair<int, int>> kernels = {{3, 3}, {11, 6}};
     struct Case {
         Algorithm algorithm;
         std::vector<Precision> precisions;
+        std::vector<std::pair<int, int>> kernels;
     };
     const std::vector<Case> cases = {
-        {Algorithm::naive, {Precision::f64, Precision::f32, Precision::f16f32}},
-        {Algorithm::shared_tiled, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}},
-        {Algorithm::im2tensor, {Precision::f16f32, Precision::f16}},
-        {Algorithm::im2tensor_fused, {Precision::f16f32, Precision::f16, Precision::f32}},
-        {Algorithm::im2tensor_atomic, {Precision::f16f32, Precision::f32}},
-        {Algorithm::diagonal_unroll, {Precision::f16f32}},
-        {Algorithm::diagonal_unroll_m32n8k16, {Precision::f16}},
+        {Algorithm::naive, {Precision::f64, Precision::f32, Precision::f16f32}, kernels},
+        {Algorithm::shared_tiled, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}, kernels},
+        {Algorithm::sliding, {Precision::f64, Precision::f32, Precision::f16, Precision::f16f32}, {{3, 3}, {6, 4}}},
+        {Algorithm::im2tensor, {Precision::f16f32, Precision::f16}, kernels},
+        {Algorithm::im2tensor_fused, {Precision::f16f32, Precision::f16, Precision::f32}, kernels},
+        {Algorithm::im2tensor_atomic, {Precision::f16f32, Precision::f32}, kernels},
+        {Algorithm::diagonal_unroll, {Precision::f16f32}, kernels},
+        {Algorithm::diagonal_unroll_m32n8k16, {Precision::f16}, kernels},
     };
-    // 3 x 3 takes conv2d's unrolled code; 11 x 6 the general one.
-    const std::vector<std::pair<int, int>> kernels = {{3, 3}, {11, 6}};
     for (const Case &c : cases) {
         for (Precision p : c.precisions) {
-            for (const auto &[kw, kh] : kernels) {
+            for (const auto &[kw, kh] : c.kernels) {
                 for (Mode mode : {Mode::valid, Mode::same, Mode::full}) {
                     for (Boundary b : {Boundary::constant, Boundary::reflect, Boundary::wrap}) {
                         const Operation operation = b == Boundary::reflect ? Operation::convolve : Operation::correlate;
@@ -217,6 +220,7 @@ TEST_F(PlanGpuStreams, BatchFormsSplitLargeBatches) {
         int width, height, n, k;
     };
     for (const Case &c : {Case{Algorithm::shared_tiled, Precision::f32, 4, 3, 70000, 3},
+                          Case{Algorithm::sliding, Precision::f32, 4, 3, 70000, 3},
                           Case{Algorithm::im2tensor_fused, Precision::f16f32, 1000, 700, 50, 9}}) {
         SCOPED_TRACE(to_string(c.algorithm));
         Image ignore;
