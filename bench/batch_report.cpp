@@ -114,8 +114,11 @@ void batch_report(const std::vector<Size> &sizes, const std::vector<int> &kernel
                 o.precision = p;
                 o.device = Device::cuda;
                 o.stream = stream;
-                const Plan plan({z.width, z.height}, kernel, o);
                 const Plan large_plan({large.width, large.height}, kernel, o);
+                // The plan of the batch and of the loop over its images: made for batches
+                // of `count` (Auto weighs what that many images cost).
+                o.batch_images = count;
+                const Plan plan({z.width, z.height}, kernel, o);
                 const double pixels = double(z.width) * z.height * count;
                 const double floor_ms = 1e3 * pixels * double(in_type.bytes() + out_type.bytes()) / copy_bytes_per_s;
                 std::vector<Halide::Runtime::Buffer<>> images, outputs;

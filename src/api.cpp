@@ -290,6 +290,15 @@ Halide::Runtime::Buffer<> allocate_output(const halide_buffer_t *input, int kern
     return internal::with_host_memory(Halide::Runtime::Buffer<>(t.output, nullptr, e.width, e.height));
 }
 
+// The options of a one-shot call's plan: made for as many images as the call's image has.
+Options for_images_of(const halide_buffer_t *input, const Options &o) {
+    Options planned = o;
+    if (input->dimensions == 3) {
+        planned.batch_images = std::max(input->dim[2].extent, 1);
+    }
+    return planned;
+}
+
 // The one-shot calls: every check the plan and its apply make, in the order the calls
 // always made them (image, kernel, output, then the kernel's values and the algorithm).
 Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffer_t *output, const Options &o,
@@ -301,7 +310,7 @@ Dispatch correlate(halide_buffer_t *input, halide_buffer_t *kernel, halide_buffe
     const Extent2d image{input->dim[0].extent, input->dim[1].extent};
     check_output(output, input, output_extent(image, {kernel->dim[0].extent, kernel->dim[1].extent}, o.mode), t.output,
                  o.precision);
-    const Plan plan = Plan::create(image, kernel, o, operation);
+    const Plan plan = Plan::create(image, kernel, for_images_of(input, o), operation);
     plan.run(input, output, o.stream);
     return plan.dispatch();
 }
@@ -316,7 +325,7 @@ Dispatch correlate_separable(halide_buffer_t *input, halide_buffer_t *row_kernel
     const Extent2d image{input->dim[0].extent, input->dim[1].extent};
     check_output(output, input, output_extent(image, {row_kernel->dim[0].extent, col_kernel->dim[0].extent}, o.mode),
                  t.output, o.precision);
-    const Plan plan = Plan::create_separable(image, row_kernel, col_kernel, o, operation);
+    const Plan plan = Plan::create_separable(image, row_kernel, col_kernel, for_images_of(input, o), operation);
     plan.run(input, output, o.stream);
     return plan.dispatch();
 }

@@ -124,15 +124,19 @@ std::optional<double> predict_ms(const std::vector<Measurement> &measurements, A
     // fixed costs that flatten the curve between small images are already paid there
     // (a CPU table of 256² and 1024² once predicted autoscheduled's 2048² call with a
     // 1x1 kernel at 1.07 ms, which takes 4-5 ms, and Auto took it over shared_tiled).
-    const double pixels = double(r.image.width) * double(r.image.height);
+    const double pixels = double(r.image.width) * double(r.image.height) * double(r.images);
     return std::exp(interpolate(curve(over_size), std::log(pixels), {0.0, 1.25}, {1.0, 1.25}, 1.0));
 }
 
 AutoChoice choose_fastest(const std::vector<AutoCandidate> &candidates, const AutoRequest &r, const CostTable &table) {
     std::vector<std::pair<double, size_t>> predicted;
+    AutoRequest one_image = r;
+    one_image.images = 1;
     for (size_t i = 0; i < candidates.size(); i++) {
-        if (const std::optional<double> ms = predict_ms(table.measurements, candidates[i].algorithm, r)) {
-            predicted.push_back({*ms, i});
+        const bool together = r.images == 1 || candidates[i].batch_in_one_launch;
+        if (const std::optional<double> ms =
+                predict_ms(table.measurements, candidates[i].algorithm, together ? r : one_image)) {
+            predicted.push_back({together ? *ms : *ms * r.images, i});
         }
     }
     AutoChoice choice;
@@ -165,7 +169,8 @@ AutoChoice choose_fastest(const std::vector<AutoCandidate> &candidates, const Au
         ranking += std::string(i ? ", " : "") + to_string(candidates[predicted[i].second].algorithm) + " " +
                    ms_text(predicted[i].first);
     }
-    choice.reason = "auto: fastest predicted for " + shape_text(r.image.width, r.image.height) + ", kernel " +
+    choice.reason = "auto: fastest predicted for " + shape_text(r.image.width, r.image.height) +
+                    (r.images > 1 ? " x " + std::to_string(r.images) + " images" : "") + ", kernel " +
                     shape_text(r.kernel.width, r.kernel.height) + ", " + to_string(r.precision) + ", " +
                     to_string(r.mode) + " (" + ranking + ") by the " + table.source;
     return choice;

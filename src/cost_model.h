@@ -17,6 +17,7 @@ struct AutoRequest {
     Mode mode = Mode::same;
     Extent2d image, kernel;
     int kernel_rank = 1;  // the kernel's numerical rank (low_rank's time grows with it)
+    int images = 1;       // images per call (a batch): see choose_fastest
 };
 
 // Predicted median ms of `algorithm` for the request from `measurements`, or nullopt
@@ -26,13 +27,18 @@ struct AutoRequest {
 // continues (clamped: a time never falls as K or the image grows). Measurements of
 // another mode count with their time scaled by the output pixels of the two modes, and
 // low_rank's with theirs scaled by the ratio of the request's rank to the measured one
-// (r separable passes: its work is r (kw + kh) per output).
+// (r separable passes: its work is r (kw + kh) per output). A request of n images is
+// predicted as one image of n times the pixels.
 std::optional<double> predict_ms(const std::vector<Measurement> &measurements, Algorithm algorithm,
                                  const AutoRequest &request);
 
 struct AutoCandidate {
     Algorithm algorithm;
     const VariantRow *row;
+    // Whether a batch runs in one launch per group of images (src/plan.cpp): such a batch
+    // of n costs about what one image of n times the pixels does; another's images run one
+    // by one (on several streams), predicted at n times one image's time.
+    bool batch_in_one_launch = false;
 };
 
 struct AutoChoice {

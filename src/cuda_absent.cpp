@@ -32,6 +32,10 @@ int current_cuda_device() {
     return -1;
 }
 
+std::pair<int, int> current_compute_capability() {
+    return {0, 0};
+}
+
 size_t tensor_core_workspace_bytes(const char *, const char *, int, int, int, int) {
     refuse();
 }

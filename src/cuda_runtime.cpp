@@ -94,6 +94,17 @@ int current_cuda_device() {
     return cuda_available() && cudaGetDevice(&device) == cudaSuccess ? device : -1;
 }
 
+std::pair<int, int> current_compute_capability() {
+    const int device = current_cuda_device();
+    int major = 0, minor = 0;
+    if (device < 0 || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        cudaGetLastError();
+        return {0, 0};
+    }
+    return {major, minor};
+}
+
 size_t tensor_core_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,
                                    int kernel_width, int kernel_height) {
     return halconv_tc_workspace_bytes(variant, precision, out_width, out_height, kernel_width, kernel_height);

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "HalideRuntime.h"
@@ -49,6 +50,8 @@ void install_cuda_hooks();
 void synchronize_stream(Stream stream);
 // The current CUDA device, or -1 without one.
 int current_cuda_device();
+// The current CUDA device's compute capability (major, minor); (0, 0) without one.
+std::pair<int, int> current_compute_capability();
 // Device bytes of scratch a tensor-core extern stage takes (halconv_tc_workspace_bytes);
 // SIZE_MAX for an unknown variant or a precision it lacks.
 size_t tensor_core_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,

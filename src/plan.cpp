@@ -12,6 +12,7 @@
 
 #include "bands.h"
 #include "common/workspace_scope.h"
+#include "contract.h"
 #include "cost_model.h"
 #include "fft/halconv_fft.h"
 #include "geometry.h"
@@ -62,8 +63,11 @@ struct PlanState {
     mutable std::mutex band_mutex;
     mutable std::vector<BandPlan> band_plans;
     std::shared_ptr<internal::BandResources> band_resources = internal::make_band_resources();
-    // Batches on CUDA: the streams they spread over (rows without batch forms), made on
-    // the first batch; the extended images of a batch form's call (tensor-core rows),
+    // Whether the row runs a batch in one launch (batch_in_one_launch): its batch form is
+    // taken only then, the batch streams otherwise.
+    bool batch_form_in_one_launch = false;
+    // Batches on CUDA: the streams they spread over (rows not batched in one launch), made
+    // on the first batch; the extended images of a batch form's call (tensor-core rows),
     // grown to the largest call so far (shared: a call keeps the pool it leased from).
     mutable std::mutex batch_mutex;
     mutable std::unique_ptr<internal::BatchStreams> batch_streams;
@@ -85,6 +89,10 @@ void check_options(const Options &o) {
                                                      "; allowed: auto, " + algorithm_list(Api::correlate2d));
     }
     check_device(o.device);
+    if (o.batch_images < 1) {
+        throw Error(ErrorCode::invalid_argument,
+                    "batch_images is " + std::to_string(o.batch_images) + "; allowed: 1 or more (images per call)");
+    }
     if ((o.origin_x != 0 || o.origin_y != 0) && o.mode != Mode::same) {
         throw Error(ErrorCode::invalid_argument, std::string("an origin (") + std::to_string(o.origin_x) + ", " +
                                                      std::to_string(o.origin_y) + ") with mode " + to_string(o.mode) +
@@ -220,6 +228,28 @@ Choice choose_requested(const Options &o, Request &r) {
     throw Error(ErrorCode::unsupported, why);
 }
 
+// Whether a CUDA row runs a batch in one launch per group of images: its batch form
+// (cmake/halconv_registry.cmake, BATCH_FORM), for the tensor cores only where
+// contract::tensor_core_batch_in_one_launch holds (their other entries run the images one
+// by one on one stream, which the plan's batch streams beat).
+bool batch_in_one_launch(const VariantRow &row, Precision precision, Mode mode) {
+    if (row.device != Device::cuda) {
+        return false;
+    }
+    const internal::PipelineFns &fn = row.fns(precision);
+    bool has_form = false;
+    if (row.signature == internal::Signature::kernel2d) {
+        has_form = fn.kernel2d_batch != nullptr;
+    } else if (row.signature == internal::Signature::kernel2d_extended) {
+        has_form = mode == Mode::valid ? fn.valid_batch != nullptr : fn.kernel2d_extended_batch != nullptr;
+    }
+    if (!has_form || !row.tensor_cores) {
+        return has_form;
+    }
+    const auto [major, minor] = internal::current_compute_capability();
+    return rk::contract::tensor_core_batch_in_one_launch(row.schedule, to_string(precision), major, minor);
+}
+
 // Algorithm::automatic: the fastest candidate by the device's cost table, among the
 // rows `eligible` accepts.
 Choice choose_automatic(
@@ -230,7 +260,8 @@ Choice choose_automatic(
     for (int value : internal::algorithms_on(Api::correlate2d, r.device)) {
         for (const VariantRow *row : internal::rows_of(Api::correlate2d, value, r.device)) {
             if (eligible(*row) && row->refusal(r).empty()) {
-                candidates.push_back({static_cast<Algorithm>(value), row});
+                candidates.push_back(
+                    {static_cast<Algorithm>(value), row, batch_in_one_launch(*row, o.precision, o.mode)});
                 break;
             }
         }
@@ -239,7 +270,7 @@ Choice choose_automatic(
         throw Error(ErrorCode::unsupported,
                     std::string("no algorithm supports this request on device ") + to_string(r.device));
     }
-    const internal::AutoRequest request{o.precision, o.mode, image, kernel, std::max(r.kernel_rank, 1)};
+    const internal::AutoRequest request{o.precision, o.mode, image, kernel, std::max(r.kernel_rank, 1), o.batch_images};
     const internal::AutoChoice c =
         internal::choose_fastest(candidates, request, *internal::cached_cost_table(identify_device(r.device)));
     return {candidates[c.index].row, candidates[c.index].algorithm, c.reason};
@@ -254,6 +285,7 @@ int recursive_sum_bytes(Precision p) {
 void finish(PlanState &s) {
     const bool cuda = s.dispatch.device == Device::cuda;
     const VariantRow &row = *s.row;
+    s.batch_form_in_one_launch = batch_in_one_launch(row, s.options.precision, s.options.mode);
     size_t device_bytes = 0;
     if (row.signature == internal::Signature::kernel2d_extended) {
         if (row.tensor_cores) {
@@ -967,15 +999,12 @@ struct BatchPart {
 bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t *output, size_t workspace_bytes,
                     Stream stream) {
     const Options &o = s.options;
+    if (s.dispatch.device != Device::cuda || !s.batch_form_in_one_launch || s.scratch.width > 0) {
+        return false;
+    }
     const internal::PipelineFns &fn = s.row->fns(o.precision);
     const bool extended = s.row->signature == internal::Signature::kernel2d_extended;
     const bool valid = extended && o.mode == Mode::valid;
-    const bool has_form = s.row->signature == internal::Signature::kernel2d
-                              ? fn.kernel2d_batch != nullptr
-                              : extended && (valid ? fn.valid_batch != nullptr : fn.kernel2d_extended_batch != nullptr);
-    if (s.dispatch.device != Device::cuda || !has_form || s.scratch.width > 0) {
-        return false;
-    }
     BatchPart first_image(image, 0, 0, Device::cuda), first_output(output, 0, 0, Device::cuda);
     const bool too_large = internal::exceeds_one_shot(s.image, s.kernel, s.output);
     if (too_large ||

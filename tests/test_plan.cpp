@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "cost_model.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -498,6 +499,67 @@ TEST(Auto, PicksTheFastestMeasuredAlgorithm) {
     EXPECT_THAT(d.reason, HasSubstr("shared_tiled 5 ms"));
     EXPECT_THAT(d.reason, HasSubstr("wisdom given to use_wisdom"));
     EXPECT_TRUE(scope.warnings.empty());
+}
+
+// Auto for a call of n images (Options::batch_images, or a call on an (x, y, n) image):
+// a row that runs a batch in one launch is predicted as one image of n times the pixels,
+// another at n times one image's time. Here naive leads on one 64^2 image and
+// shared_tiled at 512^2 (64 times the pixels).
+TEST(Auto, BatchesWeighTheirImages) {
+    const DeviceIdentity cpu = identify_device(Device::cpu);
+    CostTable table;
+    table.source = "test";
+    table.measured_on = cpu;
+    table.measurements = {point(Algorithm::naive, 64, 3, 1.0), point(Algorithm::naive, 512, 3, 100.0),
+                          point(Algorithm::shared_tiled, 64, 3, 2.0), point(Algorithm::shared_tiled, 512, 3, 20.0)};
+    internal::AutoRequest r;
+    r.image = {64, 64};
+    r.kernel = {3, 3};
+    const auto chosen = [&](bool naive_together, bool tiled_together) {
+        const std::vector<internal::AutoCandidate> candidates = {{Algorithm::naive, nullptr, naive_together},
+                                                                 {Algorithm::shared_tiled, nullptr, tiled_together}};
+        const internal::AutoChoice c = internal::choose_fastest(candidates, r, table);
+        return std::pair{candidates[c.index].algorithm, c.reason};
+    };
+    EXPECT_EQ(chosen(true, true).first, Algorithm::naive);
+    r.images = 64;
+    const auto [algorithm, reason] = chosen(true, true);  // 100 ms against 20
+    EXPECT_EQ(algorithm, Algorithm::shared_tiled);
+    EXPECT_THAT(reason, HasSubstr("64 x 64 x 64 images"));
+    EXPECT_THAT(reason, HasSubstr("shared_tiled 20.0 ms, naive 100.0 ms"));
+    EXPECT_EQ(chosen(false, false).first, Algorithm::naive);        // 64 x 1 ms against 64 x 2
+    EXPECT_EQ(chosen(false, true).first, Algorithm::shared_tiled);  // 64 ms against 20
+}
+
+// Options::batch_images: 1 or more; a plan for batches runs single images and batches
+// alike, and the one-shot call on an (x, y, n) image plans for its n images (the CPU runs
+// a batch image by image: Auto's choice is the one image's there).
+TEST(Auto, BatchImagesOption) {
+    Image ignore;
+    Halide::Runtime::Buffer<> kernel = random_buffer(halide_type_of<float>(), 3, 3, ignore);
+    Options o;
+    o.device = Device::cpu;
+    o.batch_images = 8;
+    const Plan plan({20, 10}, kernel, o);
+    EXPECT_THAT(plan.dispatch().reason, HasSubstr("20 x 10 x 8 images"));
+    Halide::Runtime::Buffer<float> batch(20, 10, 3), out(20, 10, 3), one_out(20, 10);
+    batch.fill(0.5f);
+    plan.apply(batch, out);
+    Halide::Runtime::Buffer<float> first = batch.sliced(2, 0);
+    plan.apply(first, one_out);
+    EXPECT_EQ(out(4, 5, 2), one_out(4, 5));
+    o.batch_images = 1;
+    EXPECT_THAT(correlate2d(batch, kernel, out, o).reason, HasSubstr("20 x 10 x 3 images"));
+    for (const int bad : {0, -3}) {
+        o.batch_images = bad;
+        try {
+            Plan({64, 64}, kernel, o);
+            ADD_FAILURE() << "batch_images " << bad << " accepted";
+        } catch (const Error &e) {
+            EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+            EXPECT_THAT(e.what(), HasSubstr("batch_images is " + std::to_string(bad)));
+        }
+    }
 }
 
 TEST(Auto, SeparableOnlyForRankOneKernels) {

@@ -27,8 +27,9 @@
 // (halconv/tuning.h). Every algorithm it can pick stays within the chosen precision's
 // stated error (the tests' bounds): Auto changes speed, and the kind of bound (per
 // window for direct sums, per tile for fft), not the precision's arithmetic. Per route:
-//   - direct sums (naive, shared_tiled, autoscheduled): each sum rounded in the
-//     precision's arithmetic, |error| <= (n + 4) u sum |k||x| for n taps (Higham 3.5);
+//   - direct sums (naive, shared_tiled, autoscheduled, and on CUDA sliding for kernels
+//     up to 7 x 7): each sum rounded in the precision's arithmetic (f16 and f16f32: sliding
+//     sums in float32), |error| <= (n + 4) u sum |k||x| for n taps (Higham 3.5);
 //   - tensor cores, f16 and f16f32: float16 operands, float32 accumulation; the
 //     result rounded to the output type. Within the same bound with u = 2^-24 for the
 //     sums (tighter than f16's own arithmetic), plus one rounding of the output;
@@ -108,16 +109,16 @@
 // and Plan::apply; the allocating forms allocate (x', y', n)). Each image is filtered
 // exactly as its own 2D call would filter it (the same bits). On the CPU the images run
 // one after another. On CUDA a host-resident batch is copied to the device whole and its
-// output left device-dirty, as a 2D call leaves it. The algorithms with batch forms
-// (naive, shared_tiled and the tensor-core ones) then run the batch as one pipeline call
-// per group of images (each stage one launch for the group; groups of up to 65535
-// images, fewer where the tensor-core rows' extended images would pass 64 MiB of device
-// memory per call, taken for the call from a pool the plan keeps); im2tensor_fused and
-// im2tensor_atomic run a group's f16 samples in one launch on sm_90, the other tensor-core
-// paths image by image inside the call. The other algorithms' pipelines are dealt over a
-// few streams of the plan (forked from Options::stream, joined back to it), so that the
-// kernels of small images run side by side. Batches do not run in row bands
-// (Banding::always is refused: unsupported; images that would need bands run one by one).
+// output left device-dirty, as a 2D call leaves it. The algorithms whose batch forms run
+// a group of images in one launch per stage (naive, shared_tiled, sliding; im2tensor_fused
+// and im2tensor_atomic with f16 samples on sm_90) then run the batch as one pipeline call
+// per group (groups of up to 65535 images, fewer where the tensor-core rows' extended
+// images would pass 64 MiB of device memory per call, taken for the call from a pool the
+// plan keeps). The other algorithms' pipelines are dealt over a few streams of the plan
+// (forked from Options::stream, joined back to it), so that the kernels of small images
+// run side by side. Batches do not run in row bands (Banding::always is refused:
+// unsupported; images that would need bands run one by one). Auto chooses for the images
+// a call has (Options::batch_images; a call on an (x, y, n) image sets it to n).
 // Staging: images may also be 8- or 16-bit unsigned (uint8, uint16; any precision but a
 // uint16 image in f16 or f16f32, refused: float16 holds integers exactly only up to 2048),
 // outputs may be uint8 or uint16 (whatever the image's type: the float result rounded to

@@ -43,6 +43,12 @@ struct Options {
     // k SciPy's signal and ndimage centre one sample apart: scipy.ndimage.correlate's origin o
     // is o + 1 here, scipy.ndimage.convolve's o - 1.
     int origin_x = 0, origin_y = 0;
+    // Images per call the plan is made for: Algorithm::automatic predicts the time of that
+    // many images, which a batch (x, y, n) runs at about the rate of one image of n times
+    // the pixels. A plan for small images that will mostly run batches should say so (at
+    // 1024^2 one image's fixed costs favour other algorithms than 64 of them do); a call on
+    // an (x, y, n) image sets it to n. 1 or more; it changes nothing but Auto's choice.
+    int batch_images = 1;
 };
 
 // Extents (width, height) of an image, a kernel or an output.

@@ -418,7 +418,10 @@ class Plan:
     checked, the kernel checked, factored, converted and (for CUDA) uploaded, the
     algorithm chosen, the workspace sized. ``plan(image)`` then runs it on any image of
     that shape and the plan's precision (NumPy, CuPy or torch; the result of the image's
-    kind), from any thread. ``dispatch`` says what runs and why.
+    kind), or on a batch of them (a leading axis), from any thread. ``dispatch`` says what
+    runs and why. An image_shape of (images, rows, columns) makes the plan for batches of
+    that many: algorithm='auto' then weighs what a batch costs (small images in batches
+    favour other algorithms than one small image does); the plan still takes any batch.
     """
 
     def __init__(self, image_shape, kernel, mode="full", boundary="fill", fillvalue=0, *, operation="correlate",
@@ -426,7 +429,8 @@ class Plan:
         p = self._precision_of(kernel, precision, dtype)
         k = _kernel(kernel, "kernel", p)
         options = _options(p, mode=mode, boundary=boundary, fillvalue=fillvalue, algorithm=algorithm, device=device)
-        self._init(_halconv.Plan.create(_shape2d(image_shape), k.describe(), _operation(operation), options), p)
+        shape, options["batch_images"] = _plan_shape(image_shape)
+        self._init(_halconv.Plan.create(shape, k.describe(), _operation(operation), options), p)
 
     @classmethod
     def separable(cls, image_shape, row, col, mode="full", boundary="fill", fillvalue=0, *, operation="correlate",
@@ -437,7 +441,8 @@ class Plan:
         c = _kernel(np.ravel(_host(col)), "col", p, ndim=1)
         options = _options(p, mode=mode, boundary=boundary, fillvalue=fillvalue, device=device)
         plan = object.__new__(cls)
-        plan._init(_halconv.Plan.create_separable(_shape2d(image_shape), r.describe(), c.describe(),
+        shape, options["batch_images"] = _plan_shape(image_shape)
+        plan._init(_halconv.Plan.create_separable(shape, r.describe(), c.describe(),
                                                   _operation(operation), options), p)
         return plan
 
@@ -456,7 +461,8 @@ class Plan:
                                        "gaussian_taps for two)")
         options = _options(p, mode="same", boundary=mode, fillvalue=cval, device=device)
         plan = object.__new__(cls)
-        plan._init(_halconv.Plan.create_gaussian(_shape2d(image_shape), sigmas[0], sizes[0], method == "recursive",
+        shape, options["batch_images"] = _plan_shape(image_shape)
+        plan._init(_halconv.Plan.create_gaussian(shape, sigmas[0], sizes[0], method == "recursive",
                                                  options), p)
         return plan
 
@@ -510,11 +516,12 @@ class Plan:
         return _PRECISION_OF_DTYPE.get(np.dtype(_host(kernel).dtype), "f64")
 
 
-def _shape2d(shape) -> list:
+def _plan_shape(shape) -> tuple[list, int]:
+    """A plan's [rows, columns] and images per batch from (rows, columns) or (images, rows, columns)."""
     shape = [int(n) for n in shape]
-    if len(shape) != 2:
-        raise InvalidArgumentError(f"image_shape must be (rows, columns), not {tuple(shape)}")
-    return shape
+    if len(shape) not in (2, 3) or (len(shape) == 3 and shape[0] < 1):
+        raise InvalidArgumentError(f"image_shape must be (rows, columns) or (images, rows, columns), not {tuple(shape)}")
+    return shape[-2:], shape[0] if len(shape) == 3 else 1
 
 
 def _operation(operation) -> int:

@@ -191,6 +191,7 @@ Options options_from(const nb::dict &d) {
     o.bands.banding = enum_from(d, "banding", o.bands.banding);
     o.origin_x = value_from(d, "origin_x", o.origin_x);
     o.origin_y = value_from(d, "origin_y", o.origin_y);
+    o.batch_images = value_from(d, "batch_images", o.batch_images);
     return o;
 }
 

@@ -37,6 +37,22 @@ def test_a_plan_checks_every_image(rng):
         halconv.Plan((16, 16), np.full((3, 3), np.inf))
 
 
+def test_a_plan_for_batches(rng):
+    """An (images, rows, columns) shape plans for batches of that many (Auto weighs them;
+    the plan takes any batch and single images); a shape of another length or no images is refused."""
+    kernel = rng.random((3, 3))
+    plan = halconv.Plan((6, 20, 24), kernel, "same", dtype=np.float32, device="cpu")
+    assert plan.image_shape == (20, 24) and "x 6 images" in plan.dispatch["reason"]
+    batch = rng.random((4, 20, 24)).astype(np.float32)
+    got = plan(batch)
+    for i in range(4):
+        np.testing.assert_allclose(got[i], scipy.signal.correlate2d(batch[i], kernel, "same"), rtol=2e-5, atol=2e-5)
+        np.testing.assert_array_equal(got[i], plan(batch[i]))
+    for shape in [(0, 20, 24), (2, 2, 20, 24), (20,)]:
+        with pytest.raises(halconv.InvalidArgumentError, match="image_shape"):
+            halconv.Plan(shape, kernel, device="cpu")
+
+
 def test_separable_and_gaussian_plans(rng):
     image = rng.random((30, 26))
     row, col = rng.random(5), rng.random(3)

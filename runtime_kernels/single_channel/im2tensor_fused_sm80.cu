@@ -628,7 +628,8 @@ template <typename Sample, typename Out, bool Atomic>
 int run(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out, const char *name);
 
 // A batch (x, y, n): f16 samples on sm_90 in one launch of the wgmma kernel where it can
-// read the images; else image by image.
+// read the images; else image by image. (A plan calls this form only where the first
+// holds: contract::tensor_core_batch_in_one_launch.)
 template <typename Sample, typename Out, bool Atomic>
 int run_batch(void *uc, halide_buffer_t *in, halide_buffer_t *kernel, bool flip, halide_buffer_t *out,
               const char *name) {
