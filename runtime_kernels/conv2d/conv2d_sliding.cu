@@ -454,7 +454,7 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, int32_t boundary, double f
     if (in->dimensions != out->dimensions || kernel->dimensions != 2 || (out->dimensions != 2 && !batch)) {
         return fail(uc, name, "image and output must both be 2D (x, y) or both batches (x, y, n); the kernel 2D");
     }
-    if (in->dim[0].stride != 1 || out->dim[0].stride != 1) {
+    if (in->dim[0].stride != 1 || out->dim[0].stride != 1 || kernel->dim[0].stride != 1) {
         return fail(uc, name, "buffers must be dense along x (dim 0 stride 1)");
     }
     const int kw = kernel->dim[0].extent, kh = kernel->dim[1].extent;
