@@ -43,6 +43,18 @@ __device__ inline __half to_output<__half>(float v) {
     return __float2half_rn(v);
 }
 
+// A sample as the sums take it: float16 and float32 samples in float32, float64 in
+// float64 (the sliding passes' accumulators).
+__device__ inline float to_accumulator(__half v) {
+    return __half2float(v);
+}
+__device__ inline float to_accumulator(float v) {
+    return v;
+}
+__device__ inline double to_accumulator(double v) {
+    return v;
+}
+
 // A value as the storage type S holds it (float16: rounded to nearest even): how the
 // stages take the constant boundary's fill, as the generators round it.
 template <typename S>

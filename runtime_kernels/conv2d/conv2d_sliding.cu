@@ -43,16 +43,6 @@ struct SlidingArgs {
     int band_rows;
 };
 
-__device__ inline float to_accumulator(__half v) {
-    return __half2float(v);
-}
-__device__ inline float to_accumulator(float v) {
-    return v;
-}
-__device__ inline double to_accumulator(double v) {
-    return v;
-}
-
 template <typename O, typename A>
 __device__ inline O to_out(A v) {
     if constexpr (sizeof(O) == 2) {

@@ -45,16 +45,6 @@ struct SlidingArgs {
     SlidingLayout layout;
 };
 
-__device__ inline float to_accumulator(__half v) {
-    return __half2float(v);
-}
-__device__ inline float to_accumulator(float v) {
-    return v;
-}
-__device__ inline double to_accumulator(double v) {
-    return v;
-}
-
 // A float32 sum as the output type (extern_call.cuh's to_output), added to what the
 // output holds when `accumulate`; float64 sums as they are.
 template <typename O>
