@@ -104,3 +104,16 @@ def test_unknown_array_types_are_refused():
 def test_the_public_names_are_all_there():
     for name in halconv.__all__:
         assert hasattr(halconv, name), name
+
+
+def test_a_missing_cuda_library_at_import_says_what_to_install():
+    """The loader's message for a CUDA build on a machine with the driver only (a
+    subprocess cannot hide the toolkit's libraries here: the advice itself is checked)."""
+    from halconv._loading import import_error_hint
+
+    hint = import_error_hint("libcufft.so.12: cannot open shared object file: No such file or directory")
+    assert hint.startswith("libcufft.so.12: cannot open")
+    assert "libcufft" in hint and "libcublas" not in hint.split("\n")[1].split("(")[0]
+    assert "pip install 'halconv[cuda]'" in hint and "HALCONV_WITH_CUDA=OFF" in hint
+    assert "libcublas and libcufft" in import_error_hint("libcublas.so.13 and libcufft.so.12 not found")
+    assert import_error_hint("No module named 'numpy'") is None
