@@ -65,6 +65,98 @@ __device__ __noinline__ int64_t outside_source(int64_t i, int64_t n, int boundar
     return band_source_index(i, n, boundary);
 }
 
+// What both forms below share. The taps: a kw x kh kernel placed in the last kh of B
+// rows and the first kw of B columns (zeros outside, never multiplied).
+template <typename S, typename A, int B>
+__device__ __forceinline__ void place_taps(const SlidingArgs<S> &p, int kw, int kh, int skipped_rows, A (&w)[B][B]) {
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            const int kj = j - skipped_rows;
+            const int tj = p.flip ? kh - 1 - kj : kj, ti = p.flip ? kw - 1 - i : i;
+            w[j][i] = kj >= 0 && i < kw ? to_accumulator(p.taps[tj * p.taps_stride + ti]) : A(0);
+        }
+    }
+}
+
+// The ring of sums cleared: sum[d] holds the outputs of row r0 + t - (B - 1) + d, which
+// read input row t with the placed kernel's row B - 1 - d.
+template <typename A, int B, int C>
+__device__ __forceinline__ void clear_sums(A (&sum)[B][C]) {
+#pragma unroll
+    for (int d = 0; d < B; d++) {
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            sum[d][c] = A(0);
+        }
+    }
+}
+
+// Whether a thread's C outputs of a row go out as one store: whole and aligned.
+template <typename S, typename O, int C>
+__device__ __forceinline__ bool stores_vectors(const SlidingArgs<S> &p, bool whole) {
+    constexpr bool vectors = sizeof(Outputs<O, C>) <= 16;
+    return vectors && whole && reinterpret_cast<uintptr_t>(p.out) % sizeof(Outputs<O, C>) == 0 &&
+           p.out_stride % C == 0 && p.out_plane % C == 0;
+}
+
+// One input row's samples s[c + i] (column i of output c) into the ring.
+template <typename A, int B, int C, int N>
+__device__ __forceinline__ void add_row(A (&sum)[B][C], const A (&w)[B][B], const A (&s)[N], int kw, int skipped_rows) {
+#pragma unroll
+    for (int d = 0; d < B; d++) {
+        if (B - 1 - d >= skipped_rows) {
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+#pragma unroll
+                for (int i = 0; i < B; i++) {
+                    if (i < kw) {
+                        sum[d][c] += w[B - 1 - d][i] * s[c + i];
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The completed output row's C outputs at o (sum[0]).
+template <typename A, typename O, int B, int C>
+__device__ __forceinline__ void store_outputs(const A (&sum)[B][C], O *o, int64_t x0, int out_width, bool whole,
+                                              bool vector_store) {
+    if (vector_store) {
+        Outputs<O, C> v;
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            v.o[c] = to_out<O>(sum[0][c]);
+        }
+        *reinterpret_cast<Outputs<O, C> *>(o) = v;
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            if (whole || x0 + c < out_width) {
+                o[c] = to_out<O>(sum[0][c]);
+            }
+        }
+    }
+}
+
+// The ring moved on by a row.
+template <typename A, int B, int C>
+__device__ __forceinline__ void advance_sums(A (&sum)[B][C]) {
+#pragma unroll
+    for (int d = 0; d + 1 < B; d++) {
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            sum[d][c] = sum[d + 1][c];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        sum[B - 1][c] = A(0);
+    }
+}
+
 // A kw x kh correlation with kw, kh <= B: the kernel placed in the last kh of B rows and
 // the first kw of B columns, the taps outside it skipped (never multiplied: 0 x inf would
 // be NaN). Exact: kw = kh = B, nothing skipped (the guards fold away). C columns per
@@ -97,15 +189,7 @@ __global__ void __launch_bounds__(sliding_threads, MinBlocks) conv2d_sliding_ker
     }
     const bool inside = p.base_x + x0 >= 0 && p.base_x + x0 + N <= p.image_width;
     A w[B][B];
-#pragma unroll
-    for (int j = 0; j < B; j++) {
-#pragma unroll
-        for (int i = 0; i < B; i++) {
-            const int kj = j - skipped_rows;
-            const int tj = p.flip ? kh - 1 - kj : kj, ti = p.flip ? kw - 1 - i : i;
-            w[j][i] = kj >= 0 && i < kw ? to_accumulator(p.taps[tj * p.taps_stride + ti]) : A(0);
-        }
-    }
+    place_taps(p, kw, kh, skipped_rows, w);
     const int rows = int(r1 - r0) + B - 1;  // input rows the band reads
     const A fill = to_accumulator(p.fill);
     const auto load_row = [&](int t, A(&s)[N]) {
@@ -134,21 +218,10 @@ __global__ void __launch_bounds__(sliding_threads, MinBlocks) conv2d_sliding_ker
             load_row(u, s[u]);
         }
     }
-    // sum[d] holds the outputs of row r0 + t - (B - 1) + d, which read input row t with
-    // the placed kernel's row B - 1 - d.
     A sum[B][C];
-#pragma unroll
-    for (int d = 0; d < B; d++) {
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            sum[d][c] = A(0);
-        }
-    }
+    clear_sums(sum);
     const bool whole = x0 + C <= p.out_width;
-    // A thread's C outputs of a row as one store where they are whole and aligned.
-    constexpr bool vectors = sizeof(Outputs<O, C>) <= 16;
-    const bool vector_store = vectors && whole && reinterpret_cast<uintptr_t>(p.out) % sizeof(Outputs<O, C>) == 0 &&
-                              p.out_stride % C == 0 && p.out_plane % C == 0;
+    const bool vector_store = stores_vectors<S, O, C>(p, whole);
     for (int t0 = 0; t0 < rows; t0 += P) {
 #pragma unroll
         for (int u = 0; u < P; u++) {
@@ -156,52 +229,14 @@ __global__ void __launch_bounds__(sliding_threads, MinBlocks) conv2d_sliding_ker
             if (t >= rows) {
                 break;
             }
-#pragma unroll
-            for (int d = 0; d < B; d++) {
-                if (B - 1 - d >= skipped_rows) {
-#pragma unroll
-                    for (int c = 0; c < C; c++) {
-#pragma unroll
-                        for (int i = 0; i < B; i++) {
-                            if (i < kw) {
-                                sum[d][c] += w[B - 1 - d][i] * s[u][c + i];
-                            }
-                        }
-                    }
-                }
-            }
+            add_row(sum, w, s[u], kw, skipped_rows);
             if (t + P < rows) {
                 load_row(t + P, s[u]);
             }
             if (t >= B - 1) {
-                O *o = out + (r0 + t - (B - 1)) * p.out_stride + x0;
-                if (vector_store) {
-                    Outputs<O, C> v;
-#pragma unroll
-                    for (int c = 0; c < C; c++) {
-                        v.o[c] = to_out<O>(sum[0][c]);
-                    }
-                    *reinterpret_cast<Outputs<O, C> *>(o) = v;
-                } else {
-#pragma unroll
-                    for (int c = 0; c < C; c++) {
-                        if (whole || x0 + c < p.out_width) {
-                            o[c] = to_out<O>(sum[0][c]);
-                        }
-                    }
-                }
+                store_outputs(sum, out + (r0 + t - (B - 1)) * p.out_stride + x0, x0, p.out_width, whole, vector_store);
             }
-#pragma unroll
-            for (int d = 0; d + 1 < B; d++) {
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-                    sum[d][c] = sum[d + 1][c];
-                }
-            }
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                sum[B - 1][c] = A(0);
-            }
+            advance_sums(sum);
         }
     }
 }
@@ -262,15 +297,7 @@ __global__ void __launch_bounds__(sliding_threads) conv2d_staged_kernel(const Sl
     }
     const bool inside = p.base_x + strip >= 0 && p.base_x + strip + span <= p.image_width;
     A w[B][B];
-#pragma unroll
-    for (int j = 0; j < B; j++) {
-#pragma unroll
-        for (int i = 0; i < B; i++) {
-            const int kj = j - skipped_rows;
-            const int tj = p.flip ? kh - 1 - kj : kj, ti = p.flip ? kw - 1 - i : i;
-            w[j][i] = kj >= 0 && i < kw ? to_accumulator(p.taps[tj * p.taps_stride + ti]) : A(0);
-        }
-    }
+    place_taps(p, kw, kh, skipped_rows, w);
     const int rows = int(r1 - r0) + B - 1;
     S *const my_ring = &ring[warp][0][0];
     // Input row t into ring slot t % R: copies, or the fill where the rule gives it.
@@ -317,17 +344,9 @@ __global__ void __launch_bounds__(sliding_threads) conv2d_staged_kernel(const Sl
         cp_async_commit();
     }
     A sum[B][C];
-#pragma unroll
-    for (int d = 0; d < B; d++) {
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            sum[d][c] = A(0);
-        }
-    }
+    clear_sums(sum);
     const bool whole = x0 + C <= p.out_width;
-    constexpr bool vectors = sizeof(Outputs<O, C>) <= 16;
-    const bool vector_store = vectors && whole && reinterpret_cast<uintptr_t>(p.out) % sizeof(Outputs<O, C>) == 0 &&
-                              p.out_stride % C == 0 && p.out_plane % C == 0;
+    const bool vector_store = stores_vectors<S, O, C>(p, whole);
     for (int t = 0; t < rows; t++) {
         cp_async_wait<R - 2>();  // this lane's copies of row t have landed
         __syncwarp();            // and every lane's, and every lane is done with row t - 1
@@ -353,49 +372,11 @@ __global__ void __launch_bounds__(sliding_threads) conv2d_staged_kernel(const Sl
             stage(t + R - 1);
         }
         cp_async_commit();
-#pragma unroll
-        for (int d = 0; d < B; d++) {
-            if (B - 1 - d >= skipped_rows) {
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-#pragma unroll
-                    for (int i = 0; i < B; i++) {
-                        if (i < kw) {
-                            sum[d][c] += w[B - 1 - d][i] * s[c + i];
-                        }
-                    }
-                }
-            }
-        }
+        add_row(sum, w, s, kw, skipped_rows);
         if (t >= B - 1 && x0 < p.out_width) {
-            O *o = out + (r0 + t - (B - 1)) * p.out_stride + x0;
-            if (vector_store) {
-                Outputs<O, C> v;
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-                    v.o[c] = to_out<O>(sum[0][c]);
-                }
-                *reinterpret_cast<Outputs<O, C> *>(o) = v;
-            } else {
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-                    if (whole || x0 + c < p.out_width) {
-                        o[c] = to_out<O>(sum[0][c]);
-                    }
-                }
-            }
+            store_outputs(sum, out + (r0 + t - (B - 1)) * p.out_stride + x0, x0, p.out_width, whole, vector_store);
         }
-#pragma unroll
-        for (int d = 0; d + 1 < B; d++) {
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                sum[d][c] = sum[d + 1][c];
-            }
-        }
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            sum[B - 1][c] = A(0);
-        }
+        advance_sums(sum);
     }
     cp_async_wait<0>();
 }

@@ -53,7 +53,7 @@ struct SlidingShape {
 // For square bucket x bucket kernels (exact) or any kernel in the largest bucket, of
 // samples storage_bytes wide (8 f64, 4 f32, 2 f16 and f16f32).
 constexpr SlidingShape sliding_shape(int bucket, bool exact, int storage_bytes) {
-    const int band = !exact || bucket == 7 ? 32 : bucket == 5 ? 16 : 8;
+    const int band = !exact || bucket == sliding_max_kernel_edge ? 32 : bucket == 5 ? 16 : 8;
     if (storage_bytes >= 4) {
         // float64 sums take twice the registers: half the columns.
         return {true, storage_bytes == 8 ? 2 : 4, exact && bucket == 3 ? 6 : 8, 1, band};
