@@ -78,7 +78,7 @@ halconv_variant(fft cpu fft 512 PRECISIONS f32 REQUIRES fft_tile)
 halconv_variant(fft cpu fft 1024 PRECISIONS f32 REQUIRES fft_tile)
 # CUDA: cuFFT extern stages (runtime_kernels/fft/halconv_fft.h), one row for every tile size:
 # the stage picks the tiling at run time, and tiles holding NaN or Inf it sums directly.
-halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel gpu_grid_width)
+halconv_variant(fft cuda cufft overlap_save REQUIRES cufft_kernel cufft_library gpu_grid_width)
 
 # A kernel of numerical rank r <= max_low_rank (halconv.h; its SVD, rank-1 test's tolerance)
 # as r separable passes summed: r (kw + kh) multiply-adds per output.
@@ -103,7 +103,7 @@ halconv_api(multichannel ENUM MultichannelAlgorithm
 halconv_variant(direct cpu multichannel cpu_direct
     DOC "a Halide pipeline summing channels x taps per output (CPU and CUDA)")
 halconv_variant(direct cuda multichannel gpu_direct)
-halconv_variant(im2col cuda multichannel_gemm im2col PRECISIONS f32 f16 f16f32
+halconv_variant(im2col cuda multichannel_gemm im2col PRECISIONS f32 f16 f16f32 REQUIRES cublas_for_f32
     DOC "CUDA: seed 002's im2col into a bounded buffer, then a GEMM with the N kernels (f16 on tensor cores, f32 cuBLAS)")
 halconv_variant(implicit_gemm cuda multichannel_gemm implicit_gemm PRECISIONS f16 f16f32
     DOC "CUDA, f16 and f16f32: the GEMM on tensor cores reading the image staged in shared memory (no buffer)")

@@ -106,6 +106,14 @@ std::unique_ptr<WorkspacePool> make_cuda_workspace_pool(size_t /*bytes*/) {
     refuse();
 }
 
+CudaLibraryInfo cublas_info() {
+    return {.name = "cuBLAS", .file = "", .path = "", .unavailable_reason = cuda_unavailable_reason()};
+}
+
+CudaLibraryInfo cufft_info() {
+    return {.name = "cuFFT", .file = "", .path = "", .unavailable_reason = cuda_unavailable_reason()};
+}
+
 }  // namespace halconv::internal
 
 namespace halconv {

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "HalideRuntimeCuda.h"
+#include "common/cuda_libraries.h"
 #include "cuda_check.h"
 #include "fft/halconv_fft.h"
 #include "internal.h"
@@ -74,6 +75,28 @@ int get_stream(void * /*user_context*/, void * /*ctx*/, void **stream) {
 
 std::string cuda_unavailable_reason() {
     return cuda_available() ? std::string() : "no CUDA device is usable here (no GPU or no driver)";
+}
+
+namespace {
+
+template <typename Functions>
+CudaLibraryInfo library_info(const rk::CudaLibrary<Functions> &library, const std::string &wheel) {
+    const std::string advice = "; install a CUDA toolkit or NVIDIA's wheel (pip install " + wheel +
+                               ", or with Python pip install 'halconv[cuda]')";
+    return {.name = library.title,
+            .file = library.soname,
+            .path = library.path,
+            .unavailable_reason = library.usable() ? std::string() : library.error + advice};
+}
+
+}  // namespace
+
+CudaLibraryInfo cublas_info() {
+    return library_info(rk::cublas_library(), "nvidia-cublas");
+}
+
+CudaLibraryInfo cufft_info() {
+    return library_info(rk::cufft_library(), "nvidia-cufft");
 }
 
 void install_cuda_hooks() {
@@ -246,6 +269,7 @@ CudaInfo cuda_info() {
     }
     cudaGetLastError();
     info.unavailable_reason = internal::cuda_unavailable_reason();
+    info.libraries = {internal::cublas_info(), internal::cufft_info()};
     return info;
 }
 

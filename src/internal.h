@@ -43,6 +43,10 @@ std::string take_last_runtime_error();
 // Why device cuda cannot run here ("" when it can): no device or driver, or no CUDA in
 // this build.
 std::string cuda_unavailable_reason();
+// The CUDA libraries opened on first use (halconv.h, CudaLibraryInfo); opens them. Without
+// CUDA in this build, unavailable.
+CudaLibraryInfo cublas_info();
+CudaLibraryInfo cufft_info();
 // Halide's CUDA hooks: the device's primary context (the one the CUDA runtime and the
 // extern stages use) and the stream of current_stream().
 void install_cuda_hooks();

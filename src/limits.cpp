@@ -216,4 +216,21 @@ std::string limit_cufft_kernel(const Request &r, const VariantRow &row) {
            std::to_string(rk::fft_max_kernel) + " per axis)";
 }
 
+std::string limit_cufft_library(const Request & /*r*/, const VariantRow &row) {
+    const CudaLibraryInfo cufft = cufft_info();
+    return cufft.unavailable_reason.empty()
+               ? std::string()
+               : std::string("algorithm ") + row.algorithm + " on CUDA needs cuFFT: " + cufft.unavailable_reason;
+}
+
+std::string limit_cublas_for_f32(const Request &r, const VariantRow &row) {
+    if (r.precision != Precision::f32) {
+        return {};  // the float16 GEMMs are halconv's own
+    }
+    const CudaLibraryInfo cublas = cublas_info();
+    return cublas.unavailable_reason.empty()
+               ? std::string()
+               : std::string("algorithm ") + row.algorithm + " in float32 needs cuBLAS: " + cublas.unavailable_reason;
+}
+
 }  // namespace halconv::internal

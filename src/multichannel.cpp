@@ -39,12 +39,25 @@ Extent2d check_inputs(const halide_buffer_t *image, const halide_buffer_t *kerne
                          o.mode);
 }
 
+// Why the algorithm's registry row refuses the request (its limits: im2col's float32 GEMM
+// needs cuBLAS), "" when it runs it.
+std::string row_refusal(MultichannelAlgorithm algorithm, const MultichannelOptions &o, Device device) {
+    const std::vector<const internal::VariantRow *> rows =
+        internal::rows_of(internal::Api::multichannel, static_cast<int>(algorithm), device);
+    if (rows.empty()) {
+        return {};  // the device checks below say why
+    }
+    return rows.front()->refusal({.device = device, .precision = o.precision, .mode = o.mode, .boundary = o.boundary});
+}
+
 MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device device) {
     if (o.algorithm == MultichannelAlgorithm::automatic) {
         if (device != Device::cuda || o.precision == Precision::f64) {
             return MultichannelAlgorithm::direct;
         }
-        return o.precision == Precision::f32 ? MultichannelAlgorithm::im2col : MultichannelAlgorithm::implicit_gemm;
+        const MultichannelAlgorithm gemm =
+            o.precision == Precision::f32 ? MultichannelAlgorithm::im2col : MultichannelAlgorithm::implicit_gemm;
+        return row_refusal(gemm, o, device).empty() ? gemm : MultichannelAlgorithm::direct;
     }
     const char *name = to_string(o.algorithm);
     if (o.algorithm == MultichannelAlgorithm::im2col && o.precision == Precision::f64) {
@@ -65,6 +78,9 @@ MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device dev
                     std::string("multichannel algorithm ") + name +
                         " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU" +
                         (cuda_info().built ? "" : " (" + internal::cuda_unavailable_reason() + ")"));
+    }
+    if (std::string why = row_refusal(o.algorithm, o, device); !why.empty()) {
+        throw Error(ErrorCode::unsupported, "multichannel " + why);
     }
     return o.algorithm;
 }

@@ -165,6 +165,9 @@ std::string limit_tensor_core_kernel(const Request &r, const VariantRow &row);
 std::string limit_autoscheduled_scratch(const Request &r, const VariantRow &row);
 std::string limit_fft_tile(const Request &r, const VariantRow &row);
 std::string limit_cufft_kernel(const Request &r, const VariantRow &row);
+// The CUDA libraries opened on first use (halconv.h, CudaLibraryInfo): refused where missing.
+std::string limit_cufft_library(const Request &r, const VariantRow &row);
+std::string limit_cublas_for_f32(const Request &r, const VariantRow &row);
 
 // The FFT's relative cost of transform size `tile` for a request (its work, in units of
 // T^2 log2 T per pair of tiles; infinity when the kernel does not fit the tile).

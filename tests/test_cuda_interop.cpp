@@ -2,14 +2,18 @@
 // context and the caller's stream: a Halide stage consumes a buffer that a long
 // runtime-API kernel wrote just before it on a non-blocking stream. With Halide on its
 // own context or stream, nothing orders the two and the stage reads the old contents.
+#include <cuda_runtime.h>
+#include <gmock/gmock.h>
+
 #include "HalideRuntimeCuda.h"
+#include "common/cuda_libraries.h"
 #include "cuda_spin_kernel.h"
 #include "test_support.h"
 
-#include <cuda_runtime.h>
-
 namespace halconv::test {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(CudaInterop, HalideStageSeesRuntimeKernelOutputOnCallerStream) {
     if (!cuda_available()) {
@@ -54,6 +58,49 @@ TEST(CudaInterop, HalideStageSeesRuntimeKernelOutputOnCallerStream) {
     input.device_detach_native();
     cudaFree(device_in);
     cudaStreamDestroy(stream);
+}
+
+// cuBLAS and cuFFT are opened when first needed, not linked (common/cuda_libraries.h): a
+// build machine has its toolkit, so both open here, with every function halconv calls.
+TEST(CudaLibraries, OpenWithEveryFunctionWhereTheToolkitIs) {
+    const auto &blas = halconv::rk::cublas_library();
+    const auto &fft = halconv::rk::cufft_library();
+    ASSERT_TRUE(blas.usable()) << blas.error;
+    ASSERT_TRUE(fft.usable()) << fft.error;
+    EXPECT_EQ(blas.soname, "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+    EXPECT_EQ(fft.soname, "libcufft.so." + std::to_string(CUFFT_VER_MAJOR));
+    EXPECT_THAT(blas.path, HasSubstr("libcublas.so"));
+    const auto &b = blas.functions;
+    for (const void *f :
+         {(const void *)b.create, (const void *)b.set_stream, (const void *)b.sgemm, (const void *)b.status_string}) {
+        EXPECT_NE(f, nullptr);
+    }
+    const auto &c = fft.functions;
+    for (const void *f : {(const void *)c.create, (const void *)c.destroy, (const void *)c.set_auto_allocation,
+                          (const void *)c.make_plan_many64, (const void *)c.plan_2d, (const void *)c.set_stream,
+                          (const void *)c.set_work_area, (const void *)c.exec_r2c, (const void *)c.exec_c2r,
+                          (const void *)c.exec_d2z, (const void *)c.exec_z2d}) {
+        EXPECT_NE(f, nullptr);
+    }
+    EXPECT_THAT(std::string(b.status_string(CUBLAS_STATUS_NOT_INITIALIZED)), HasSubstr("not initialized"));
+    // cuda_info() reports the same.
+    const CudaInfo info = cuda_info();
+    ASSERT_EQ(info.libraries.size(), 2u);
+    EXPECT_EQ(info.libraries[0].name, "cuBLAS");
+    EXPECT_EQ(info.libraries[0].path, blas.path);
+    EXPECT_EQ(info.libraries[1].name, "cuFFT");
+    EXPECT_EQ(info.libraries[1].file, fft.soname);
+    EXPECT_EQ(info.libraries[1].unavailable_reason, "");
+}
+
+TEST(CudaLibraries, AMissingLibrarySaysWhereItWasLookedFor) {
+    std::string path = "stale", error;
+    EXPECT_EQ(halconv::rk::open_cuda_library("libhalconv_no_such_library.so.7", &path, &error), nullptr);
+    EXPECT_EQ(path, "");
+    // Both places: the loader's search, then the build's toolkit folder.
+    EXPECT_THAT(error, HasSubstr("libhalconv_no_such_library.so.7"));
+    EXPECT_THAT(error, HasSubstr("/libhalconv_no_such_library.so.7"));
+    EXPECT_THAT(error, HasSubstr("; "));
 }
 
 }  // namespace

@@ -104,6 +104,11 @@ int info_command(const std::vector<std::string> &args) {
                             double(d.memory_bytes) / double(1 << 30), d.ordinal == 0 ? " (used)" : "");
             }
         }
+        for (const CudaLibraryInfo &l : cuda.libraries) {
+            std::printf(
+                "  %s: %s\n", l.name.c_str(),
+                l.unavailable_reason.empty() ? l.path.c_str() : ("not usable, " + l.unavailable_reason).c_str());
+        }
     }
     const std::string data = data_dir();
     std::printf("Data (the demo's photo): %s\n", data.empty() ? "not found (set HALCONV_DATA_DIR)" : data.c_str());

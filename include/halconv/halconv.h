@@ -196,12 +196,25 @@ struct CudaDevice {
     int multiprocessors = 0;
     size_t memory_bytes = 0;
 };
+// A CUDA library that halconv opens when something first needs it instead of linking it
+// (the GPU path needs only the NVIDIA driver): cuFFT for algorithm fft on CUDA, cuBLAS for
+// multichannel im2col in float32. Where one is missing those are refused with its reason
+// and Auto passes over them. Looked for by the dynamic loader's search for `file`
+// (LD_LIBRARY_PATH, NVIDIA's pip wheels beside the Python module, ldconfig's cache), then
+// in the CUDA toolkit halconv was built with.
+struct CudaLibraryInfo {
+    std::string name;                // "cuFFT"
+    std::string file;                // "libcufft.so.12"
+    std::string path;                // the file that was opened, "" when none was
+    std::string unavailable_reason;  // why it cannot be used, "" when it can
+};
 struct CudaInfo {
     bool built = false;       // this halconv has its CUDA pipelines (built with HALCONV_WITH_CUDA)
     int runtime_version = 0;  // of the CUDA runtime inside halconv, 1000 * major + 10 * minor (0: none)
     int driver_version = 0;   // of the installed driver, same encoding (0: no driver)
     std::vector<CudaDevice> devices;
-    std::string unavailable_reason;  // why cuda_available() is false, "" when it is true
+    std::string unavailable_reason;          // why cuda_available() is false, "" when it is true
+    std::vector<CudaLibraryInfo> libraries;  // cuBLAS, cuFFT (opened by this call); none without CUDA
 };
 CudaInfo cuda_info();
 

@@ -10,15 +10,6 @@ PyTorch tensors give their own kind on their own device, zero-copy, on the libra
 current stream. halconv.dask filters dask arrays chunk by chunk.
 """
 
-from ._loading import import_error_hint as _import_error_hint
-
-try:
-    from . import _halconv
-except ImportError as _e:
-    _hint = _import_error_hint(str(_e))
-    if _hint is None:
-        raise
-    raise ImportError(_hint) from _e
 from ._api import (
     Plan,
     bilateral_filter,

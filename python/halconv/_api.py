@@ -550,7 +550,8 @@ def cpu_threads() -> int:
 
 
 def cuda_info() -> dict:
-    """Whether this halconv has CUDA, the runtime and driver versions, and the devices it sees."""
+    """Whether this halconv has CUDA, the runtime and driver versions, the devices it sees, and
+    the CUDA libraries it opens when needed (cuBLAS, cuFFT: where each was found, or why not)."""
     return _halconv.cuda_info()
 
 

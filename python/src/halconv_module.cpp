@@ -367,6 +367,14 @@ NB_MODULE(_halconv, m) {
                                     {"memory_bytes", nb::cast(dev.memory_bytes)}}));
         }
         d["devices"] = devices;
+        nb::list libraries;
+        for (const CudaLibraryInfo &lib : info.libraries) {
+            libraries.append(dict_of({{"name", nb::cast(lib.name)},
+                                      {"file", nb::cast(lib.file)},
+                                      {"path", nb::cast(lib.path)},
+                                      {"unavailable_reason", nb::cast(lib.unavailable_reason)}}));
+        }
+        d["libraries"] = libraries;
         return d;
     });
     m.def("build_info", [] {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "HalideRuntimeCuda.h"
+#include "common/cuda_libraries.h"
 #include "common/extern_call.cuh"
 #include "common/workspace.h"
 #include "fft/fft_line.cuh"
@@ -467,6 +468,16 @@ void check_cufft(cufftResult r, const char *what) {
     }
 }
 
+// cuFFT's functions; throws where cuFFT cannot be opened (a plan of algorithm fft is
+// refused before this by the registry's limit, src/limits.cpp).
+const CufftFunctions &cufft() {
+    const CudaLibrary<CufftFunctions> &library = cufft_library();
+    if (!library.usable()) {
+        throw std::runtime_error("the FFT needs cuFFT: " + library.error);
+    }
+    return library.functions;
+}
+
 void check_cuda_rk(cudaError_t e, const char *what) {
     if (e != cudaSuccess) {
         throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
@@ -504,11 +515,12 @@ public:
     float2 *twiddles = nullptr;
 
     ~PreparedFft() {
+        // A plan was made only through an opened cuFFT.
         if (forward_made) {
-            cufftDestroy(forward);
+            cufft_library().functions.destroy(forward);
         }
         if (inverse_made) {
-            cufftDestroy(inverse);
+            cufft_library().functions.destroy(inverse);
         }
         if (spectrum != nullptr) {
             cudaFree(spectrum);  // synchronizes: no call still reads it
@@ -540,16 +552,18 @@ PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height
     }
     long long n[2] = {t.tile_y, t.tile_x};
     size_t forward_work = 0, inverse_work = 0;
-    check_cufft(cufftCreate(&p->forward), "cufftCreate");
+    check_cufft(cufft().create(&p->forward), "cufftCreate");
     p->forward_made = true;
-    check_cufft(cufftSetAutoAllocation(p->forward, 0), "cufftSetAutoAllocation");
-    check_cufft(cufftMakePlanMany64(p->forward, 2, n, nullptr, 1, 0, nullptr, 1, 0, CUFFT_D2Z, t.batch, &forward_work),
-                "the forward plan");
-    check_cufft(cufftCreate(&p->inverse), "cufftCreate");
+    check_cufft(cufft().set_auto_allocation(p->forward, 0), "cufftSetAutoAllocation");
+    check_cufft(
+        cufft().make_plan_many64(p->forward, 2, n, nullptr, 1, 0, nullptr, 1, 0, CUFFT_D2Z, t.batch, &forward_work),
+        "the forward plan");
+    check_cufft(cufft().create(&p->inverse), "cufftCreate");
     p->inverse_made = true;
-    check_cufft(cufftSetAutoAllocation(p->inverse, 0), "cufftSetAutoAllocation");
-    check_cufft(cufftMakePlanMany64(p->inverse, 2, n, nullptr, 1, 0, nullptr, 1, 0, CUFFT_Z2D, t.batch, &inverse_work),
-                "the inverse plan");
+    check_cufft(cufft().set_auto_allocation(p->inverse, 0), "cufftSetAutoAllocation");
+    check_cufft(
+        cufft().make_plan_many64(p->inverse, 2, n, nullptr, 1, 0, nullptr, 1, 0, CUFFT_Z2D, t.batch, &inverse_work),
+        "the inverse plan");
     p->work_bytes = std::max(forward_work, inverse_work);
     return p;
 }
@@ -583,7 +597,7 @@ void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStre
     cufftHandle plan = 0;
     const auto cleanup = [&] {
         if (plan != 0) {
-            cufftDestroy(plan);
+            cufft_library().functions.destroy(plan);
         }
         cudaFree(block);
         cudaFree(dense);
@@ -611,13 +625,13 @@ void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStre
         place_kernel<typename Ty::Storage, typename Ty::Real>
             <<<grid, threads, 0, stream>>>(kernel, flip, block, t.tile_x, t.tile_y);
         check_cuda_rk(cudaGetLastError(), "placing the kernel");
-        check_cufft(cufftPlan2d(&plan, t.tile_y, t.tile_x, is_f64(P) ? CUFFT_D2Z : CUFFT_R2C), "the kernel's plan");
-        check_cufft(cufftSetStream(plan, stream), "cufftSetStream");
+        check_cufft(cufft().plan_2d(&plan, t.tile_y, t.tile_x, is_f64(P) ? CUFFT_D2Z : CUFFT_R2C), "the kernel's plan");
+        check_cufft(cufft().set_stream(plan, stream), "cufftSetStream");
         Complex *w = dense != nullptr ? dense : static_cast<Complex *>(p.spectrum);
         if constexpr (P == FftPrecision::f64) {
-            check_cufft(cufftExecD2Z(plan, block, w), "the kernel's transform");
+            check_cufft(cufft().exec_d2z(plan, block, w), "the kernel's transform");
         } else {
-            check_cufft(cufftExecR2C(plan, block, w), "the kernel's transform");
+            check_cufft(cufft().exec_r2c(plan, block, w), "the kernel's transform");
         }
         const typename Ty::Real scale = typename Ty::Real(1.0 / (double(t.tile_x) * double(t.tile_y)));
         conjugate_scaled<<<unsigned((elements + 255) / 256), 256, 0, stream>>>(w, elements, scale);
@@ -813,15 +827,17 @@ cudaError_t run_batches(PreparedFft &p, const Strided &image, const Strided &ker
         return e;
     }
     std::lock_guard<std::mutex> lock(p.mutex);
+    // Its plans were made: cuFFT was opened.
+    const CufftFunctions &api = cufft_library().functions;
     const auto fail_cufft = [&](cufftResult r, const char *step) {
         *what = cufft_message(r, step);
         return cudaErrorUnknown;
     };
     for (cufftHandle h : {p.forward, p.inverse}) {
-        if (cufftResult r = cufftSetStream(h, stream); r != CUFFT_SUCCESS) {
+        if (cufftResult r = api.set_stream(h, stream); r != CUFFT_SUCCESS) {
             return fail_cufft(r, "cufftSetStream");
         }
-        if (cufftResult r = cufftSetWorkArea(h, work); r != CUFFT_SUCCESS) {
+        if (cufftResult r = api.set_work_area(h, work); r != CUFFT_SUCCESS) {
             return fail_cufft(r, "cufftSetWorkArea");
         }
     }
@@ -841,9 +857,9 @@ cudaError_t run_batches(PreparedFft &p, const Strided &image, const Strided &ker
             <<<tile_grid(t.tile_x, t.tile_y, t.batch), threads, 0, stream>>>(image, t, first, blocks, flags, limit);
         cufftResult r;
         if constexpr (P == FftPrecision::f64) {
-            r = cufftExecD2Z(p.forward, blocks, spectra);
+            r = api.exec_d2z(p.forward, blocks, spectra);
         } else {
-            r = cufftExecR2C(p.forward, blocks, spectra);
+            r = api.exec_r2c(p.forward, blocks, spectra);
         }
         if (r != CUFFT_SUCCESS) {
             return fail_cufft(r, "the forward transform");
@@ -852,9 +868,9 @@ cudaError_t run_batches(PreparedFft &p, const Strided &image, const Strided &ker
         multiply_spectra<<<unsigned(std::min<size_t>((total + 255) / 256, 65535)), 256, 0, stream>>>(spectra, w,
                                                                                                      per_tile, total);
         if constexpr (P == FftPrecision::f64) {
-            r = cufftExecZ2D(p.inverse, spectra, blocks);
+            r = api.exec_z2d(p.inverse, spectra, blocks);
         } else {
-            r = cufftExecC2R(p.inverse, spectra, blocks);
+            r = api.exec_c2r(p.inverse, spectra, blocks);
         }
         if (r != CUFFT_SUCCESS) {
             return fail_cufft(r, "the inverse transform");

@@ -2,14 +2,13 @@
 // tiling of the output pixels that bounds the column buffer, and per tile the im2col
 // kernel then the GEMM (WMMA for f16 operands, cuBLAS SGEMM for f32); or, for the implicit
 // variant, one implicit-GEMM launch (implicit_gemm.cuh) with no column buffer.
-#include <cublas_v2.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
+#include "common/cuda_libraries.h"
 #include "common/extern_call.cuh"
 #include "common/workspace.h"
 #include "contract.h"
@@ -38,10 +37,10 @@ halide_type_t type_of() {
 // One cuBLAS handle per host thread, created on first use and kept for the thread's
 // life: creating one costs milliseconds, and destroying it at exit could run after the
 // CUDA runtime is gone.
-cublasStatus_t cublas_handle(cublasHandle_t *handle) {
+cublasStatus_t cublas_handle(const rk::CublasFunctions &blas, cublasHandle_t *handle) {
     thread_local cublasHandle_t h = nullptr;
     if (h == nullptr) {
-        if (const cublasStatus_t s = cublasCreate(&h); s != CUBLAS_STATUS_SUCCESS) {
+        if (const cublasStatus_t s = blas.create(&h); s != CUBLAS_STATUS_SUCCESS) {
             h = nullptr;
             return s;
         }
@@ -201,13 +200,20 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
     // evenly spaced, else into a dense tile that a kernel scatters.
     const bool dense_output =
         out->dim[2].stride == int64_t(g.out_width) * out->dim[1].stride && out->dim[1].stride >= filters;
+    // cuBLAS is opened only here: the float16 GEMMs are halconv's own.
+    const rk::CublasFunctions *api = nullptr;
     cublasHandle_t blas = nullptr;
     if constexpr (!tensor_cores) {
-        if (const cublasStatus_t s = cublas_handle(&blas); s != CUBLAS_STATUS_SUCCESS) {
-            return fail(uc, name, std::string("creating the cuBLAS handle: ") + cublasGetStatusString(s));
+        const rk::CudaLibrary<rk::CublasFunctions> &cublas = rk::cublas_library();
+        if (!cublas.usable()) {
+            return fail(uc, name, "the float32 GEMM needs cuBLAS: " + cublas.error);
         }
-        if (const cublasStatus_t s = cublasSetStream(blas, stream); s != CUBLAS_STATUS_SUCCESS) {
-            return fail(uc, name, std::string("setting the cuBLAS stream: ") + cublasGetStatusString(s));
+        api = &cublas.functions;
+        if (const cublasStatus_t s = cublas_handle(*api, &blas); s != CUBLAS_STATUS_SUCCESS) {
+            return fail(uc, name, std::string("creating the cuBLAS handle: ") + api->status_string(s));
+        }
+        if (const cublasStatus_t s = api->set_stream(blas, stream); s != CUBLAS_STATUS_SUCCESS) {
+            return fail(uc, name, std::string("setting the cuBLAS stream: ") + api->status_string(s));
         }
     }
 
@@ -242,10 +248,10 @@ int run(halide_buffer_t *in, halide_buffer_t *kernel, bool flip, int32_t channel
             const int64_t y = g.pixel0 / g.out_width, x = g.pixel0 - y * g.out_width;
             float *c = dense_output ? output.data + y * output.sy + x * output.sx : tile;
             const int ldc = dense_output ? int(output.sx) : filters;
-            const cublasStatus_t s = cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_T, filters, g.pixels, g.padded_rows, &one,
-                                                 kmat, g.padded_rows, col, g.pitch, &zero, c, ldc);
+            const cublasStatus_t s = api->sgemm(blas, CUBLAS_OP_T, CUBLAS_OP_T, filters, g.pixels, g.padded_rows, &one,
+                                                kmat, g.padded_rows, col, g.pitch, &zero, c, ldc);
             if (s != CUBLAS_STATUS_SUCCESS) {
-                blas_error = std::string("cuBLAS SGEMM: ") + cublasGetStatusString(s);
+                blas_error = std::string("cuBLAS SGEMM: ") + api->status_string(s);
             } else if (!dense_output) {
                 e = launch_scatter_tile(tile, g, output, stream);
             }

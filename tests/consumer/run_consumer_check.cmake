@@ -16,12 +16,14 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/build" RESULT_VA
 if (NOT r EQUAL 0)
     message(FATAL_ERROR "consumer build failed")
 endif ()
-# A CPU-only halconv (WITH_CUDA OFF) must not pull CUDA into its users' programs.
-if (NOT WITH_CUDA)
-    execute_process(COMMAND readelf -d "${WORK_DIR}/build/consumer" OUTPUT_VARIABLE needed RESULT_VARIABLE r)
-    if (NOT r EQUAL 0 OR needed MATCHES "cuda|cublas")
-        message(FATAL_ERROR "the consumer of a CPU-only halconv needs CUDA libraries (or readelf failed):\n${needed}")
-    endif ()
+# A CPU-only halconv (WITH_CUDA OFF) must not pull CUDA into its users' programs, and a
+# CUDA one only the driver (cudart is static; cuBLAS and cuFFT are opened when needed).
+execute_process(COMMAND readelf -d "${WORK_DIR}/build/consumer" OUTPUT_VARIABLE needed RESULT_VARIABLE r)
+if (NOT WITH_CUDA AND (NOT r EQUAL 0 OR needed MATCHES "cuda|cublas|cufft"))
+    message(FATAL_ERROR "the consumer of a CPU-only halconv needs CUDA libraries (or readelf failed):\n${needed}")
+endif ()
+if (WITH_CUDA AND (NOT r EQUAL 0 OR needed MATCHES "cublas|cufft|cudart"))
+    message(FATAL_ERROR "the consumer of halconv needs CUDA libraries beyond the driver (or readelf failed):\n${needed}")
 endif ()
 execute_process(COMMAND "${WORK_DIR}/build/consumer" RESULT_VARIABLE r)
 if (NOT r EQUAL 0)
