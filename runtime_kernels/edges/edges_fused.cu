@@ -1,28 +1,37 @@
-// Edge detection in one pass over the image (halconv_edges.h). Each block filters a tile
-// of 128 x 32 outputs: each of 134 threads stages one column of the tile's image samples
-// plus 3 on each side in shared memory (through the boundary rule; all 38 loads in
-// flight at once), each of 130 threads slides down one column of the blur — the
-// Gaussian's row sums in registers, five rows deep — and writes the blurred tile plus a
-// 1-sample apron to shared memory, and then every thread thresholds the Laplacian of 4
-// neighbouring outputs per row and stores them as one 32-bit word. The image is read
-// once from DRAM (the aprons mostly from L2) and the edges written once. H100 probes
-// (bench/results/h100/edges/RUN.md): staging by element with a division per sample ran
-// at 21 % of the memory floor at 4096^2, by column 44 %; taller or shorter tiles and two
-// threads per column did no better.
+// Edge detection in one pass over the image (halconv_edges.h), in the way of the sliding
+// direct pass (conv2d/conv2d_sliding.cu): each warp owns a strip of 128 output columns
+// (4 per lane) and a band of rows, and walks down it. It copies the image rows it reads
+// (its strip and 4 samples on each side, the boundary rule applied per column once and per
+// row as it is read) with cp.async into a ring of rows of its own in shared memory, rows
+// ahead of its sums; each lane reads its 10 samples of a row, sums them into the 6
+// Gaussian row sums its outputs' Laplacian needs, keeps the last 5 rows of those sums and
+// the last 3 blurred rows in registers, and thresholds the Laplacian of the row that
+// completes, storing 4 outputs as one 32-bit word. No block barrier: a warp waits only
+// for its own copies. H100 (bench/results/h100/edges/RUN.md): the previous kernel (one
+// 128 x 32 tile per block staged behind barriers, then summed) ran at 45 % of the memory
+// floor at 4096^2, latency-bound between its barriers; this one's time is its instructions.
+#include <algorithm>
+
 #include "bands/band_slab.h"
+#include "common/async_copy.cuh"
 #include "common/extern_call.cuh"
 #include "edges/halconv_edges.h"
 
 namespace halconv::rk::edges {
 namespace {
 
-constexpr int tile_w = 128, tile_h = 32, threads = 160;
-constexpr int in_w = tile_w + 6, in_h = tile_h + 6;      // image samples 3 beyond the tile on each side
-constexpr int blur_w = tile_w + 2, blur_h = tile_h + 2;  // blurred samples 1 beyond the tile
-constexpr int blur_pitch = tile_w + 8, blur_first = 3;   // blurred column c (from -1) at c + 1 + blur_first:
-static_assert((1 + blur_first) % 4 == 0, "");            // the tile's first column 16-byte aligned
-static_assert(in_w <= threads && blur_w <= threads && tile_w / 4 == 32,
-              "one staged and one blurred column per thread; a warp per output row");
+constexpr int threads = 128, warps = threads / 32;
+constexpr int columns = 4;                // outputs per lane along x: one 32-bit store
+constexpr int strip_w = 32 * columns;     // a warp's output columns
+constexpr int radius = 2;                 // of the Gaussian
+constexpr int apron = radius + 1;         // image samples beyond an output: the blur's and the Laplacian's
+constexpr int lead = 4;                   // ring sample 0 is image column strip - lead: 16-byte aligned rows
+constexpr int span = strip_w + 2 * lead;  // image samples of a row a warp stages
+constexpr int copies = (span + 31) / 32;  // per lane and row, one sample each
+constexpr int chunks = span / 4;          // per row in 16-byte copies
+constexpr int skip = lead - apron;        // samples a lane's three 16-byte reads start before its first
+static_assert(skip >= 0 && span % 4 == 0 && columns * 31 + 12 <= span && skip + columns + 2 * apron <= 12,
+              "a lane's samples in three 16-byte reads");
 constexpr float g0 = 2.0f / 17, g1 = 4.0f / 17, g2 = 5.0f / 17, g3 = 4.0f / 17, g4 = 2.0f / 17;
 
 struct Args {
@@ -32,112 +41,180 @@ struct Args {
     uint8_t *out;
     int64_t out_stride;
     int out_width, out_height;
-    int64_t base_x, base_y;  // the image position of output (0, 0)
+    int64_t base_x, base_y;  // the image position of output (0, 0); outputs lie inside the image
     int boundary;            // a halconv::Boundary value: 0 constant, 1 nearest, ...
     float fill, threshold;
-    int tiles_x;
+    int band_rows;
     bool word_stores;  // output rows and their start 4-byte aligned
 };
 
-__global__ void __launch_bounds__(threads) edges_fused_kernel(Args a) {
-    __shared__ float in[in_h][in_w];
-    __shared__ __align__(16) float blur[blur_h][blur_pitch];
-    const int64_t ox0 = int64_t(blockIdx.x % a.tiles_x) * tile_w, oy0 = int64_t(blockIdx.x / a.tiles_x) * tile_h;
-    const int64_t gx0 = a.base_x + ox0, gy0 = a.base_y + oy0;  // the tile's first output in image positions
+// The image index of position i outside an axis of n samples under the rule (-1: the
+// constant's fill), out of line: the row loop stays small.
+__device__ __noinline__ int64_t outside_source(int64_t i, int64_t n, int boundary) {
+    return band_source_index(i, n, boundary);
+}
+
+// R: the ring's rows (R - 1 rows in flight ahead of the sums); MinBlocks: blocks per SM the
+// registers are capped for.
+template <int R, int MinBlocks>
+__global__ void __launch_bounds__(threads, MinBlocks) edges_sliding_kernel(const Args a) {
+    __shared__ __align__(16) float ring[warps][R][span];
+    const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
+    const int64_t strip = (int64_t(blockIdx.x) * warps + warp) * strip_w;  // the warp's first output column
+    if (strip >= a.out_width) {
+        return;  // the whole warp
+    }
+    const int64_t x0 = strip + lane * columns;
+    const int64_t r0 = int64_t(blockIdx.y) * a.band_rows;
+    const int64_t r1 = r0 + a.band_rows < a.out_height ? r0 + a.band_rows : a.out_height;
     const int w = a.image_width, h = a.image_height;
-    const bool interior = gx0 >= 3 && gy0 >= 3 && gx0 + tile_w + 3 <= w && gy0 + tile_h + 3 <= h;
+    const int64_t first_x = a.base_x + strip - lead, first_row = a.base_y + r0 - apron;
 
-    // The image samples the tile reads, extended by the rule: thread c stages column c,
-    // every load issued before the first store (the kernel's time is these loads' latency).
-    if (threadIdx.x < in_w) {
-        const int c = threadIdx.x;
-        if (interior) {
-            const float *column = a.image + (gy0 - 3) * a.image_stride + (gx0 + c - 3);
-            float v[in_h];
+    // The image column of each sample this lane copies (-1: the constant's fill), once.
+    int column[copies];
 #pragma unroll
-            for (int r = 0; r < in_h; r++) {
-                v[r] = __ldg(column + r * a.image_stride);
-            }
+    for (int k = 0; k < copies; k++) {
+        const int q = lane + 32 * k;
+        column[k] = q < span ? int(band_source_index(first_x + q, w, a.boundary)) : -1;
+    }
+    // Rows inside the image along x and 16-byte aligned are copied 16 bytes at a time.
+    const bool vectors = first_x >= 0 && first_x + span <= w && first_x % 4 == 0 && a.image_stride % 4 == 0 &&
+                         reinterpret_cast<uintptr_t>(a.image) % 16 == 0;
+    const int rows = int(r1 - r0) + 2 * apron;  // image rows the band reads
+    float *const my_ring = &ring[warp][0][0];
+    // Image row t of the band into ring slot t % R: copies, or the fill where the rule gives it.
+    const auto stage = [&](int t) {
+        float *dst = my_ring + (t % R) * span;
+        const int64_t y = first_row + t;
+        const int64_t source = y >= 0 && y < h ? y : outside_source(y, h, a.boundary);
+        if (source < 0) {
 #pragma unroll
-            for (int r = 0; r < in_h; r++) {
-                in[r][c] = v[r];
+            for (int k = 0; k < copies; k++) {
+                if (lane + 32 * k < span) {
+                    dst[lane + 32 * k] = a.fill;
+                }
             }
-        } else {
-            const int64_t x = band_source_index(gx0 + c - 3, w, a.boundary);
-            for (int r = 0; r < in_h; r++) {
-                const int64_t y = band_source_index(gy0 + r - 3, h, a.boundary);
-                in[r][c] = x < 0 || y < 0 ? a.fill : __ldg(a.image + y * a.image_stride + x);
+            return;
+        }
+        const float *row = a.image + source * a.image_stride;
+        if (vectors) {
+#pragma unroll
+            for (int q = lane; q < chunks; q += 32) {
+                cp_async_zfill<16>(uint32_t(__cvta_generic_to_shared(dst + 4 * q)), row + first_x + 4 * q, 16);
+            }
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < copies; k++) {
+            const int q = lane + 32 * k;
+            if (column[k] >= 0) {
+                cp_async_zfill<4>(uint32_t(__cvta_generic_to_shared(dst + q)), row + column[k], 4);
+            } else if (q < span) {
+                dst[q] = a.fill;
             }
         }
-    }
-    __syncthreads();
-
-    // The blur, in the generator's order of sums: thread c's column is the tile's c - 1,
-    // reading image columns c .. c + 4 of `in`; blurred row r is the tile's r - 1.
-    if (threadIdx.x < blur_w) {
-        const int c = threadIdx.x;
-        const auto row_sum = [&](int r) {
-            return g0 * in[r][c] + g1 * in[r][c + 1] + g2 * in[r][c + 2] + g3 * in[r][c + 3] + g4 * in[r][c + 4];
-        };
-        float s0 = row_sum(0), s1 = row_sum(1), s2 = row_sum(2), s3 = row_sum(3);
-#pragma unroll 4
-        for (int r = 0; r < blur_h; r++) {
-            const float s4 = row_sum(r + 4);
-            blur[r][c + blur_first] = g0 * s0 + g1 * s1 + g2 * s2 + g3 * s3 + g4 * s4;
-            s0 = s1;
-            s1 = s2;
-            s2 = s3;
-            s3 = s4;
+    };
+#pragma unroll
+    for (int t = 0; t < R - 1; t++) {
+        if (t < rows) {
+            stage(t);
         }
+        cp_async_commit();
     }
-    __syncthreads();
 
     // Under constant and nearest the Laplacian reads the blur extended by the rule, not the
-    // blur of the extended image: the fill, or the nearest blurred sample inside. Only the
-    // samples beside the image along one axis are read (never the corners).
-    if (!interior && (a.boundary == 0 || a.boundary == 1)) {
-        for (int i = threadIdx.x; i < blur_h * blur_w; i += threads) {
-            const int r = i / blur_w, c = i % blur_w;
-            const int64_t x = gx0 + c - 1, y = gy0 + r - 1;
-            const bool outside_x = x < 0 || x >= w, outside_y = y < 0 || y >= h;
-            if (outside_x == outside_y) {
-                continue;
-            }
-            const int64_t cx = x < 0 ? 0 : x >= w ? w - 1 : x, cy = y < 0 ? 0 : y >= h ? h - 1 : y;
-            blur[r][c + blur_first] = a.boundary == 0 ? a.fill : blur[cy - gy0 + 1][cx - gx0 + 1 + blur_first];
+    // blur of the extended image: at the image's edges a neighbour outside is the fill or
+    // (nearest) the output's own blurred sample. Outputs lie inside the image, so only
+    // their four neighbours can be outside, one axis at a time.
+    const bool edge_rule = a.boundary == 0 || a.boundary == 1;
+    const bool left_edge = a.base_x + x0 == 0, right_edge = a.base_x + x0 + columns > w - 1;
+    const bool word_store = a.word_stores && x0 + columns <= a.out_width;
+    // v[d][c]: the Gaussian's row sum at column x0 - 1 + c in the d-th last row read; up /
+    // mid / down: the last three blurred rows, the same columns.
+    float v[5][columns + 2] = {}, up[columns + 2] = {}, mid[columns + 2] = {}, down[columns + 2] = {};
+    for (int t = 0; t < rows; t++) {
+        cp_async_wait<R - 2>();  // this lane's copies of row t have landed
+        __syncwarp();            // and every lane's, and every lane is done with row t - 1
+        // s[skip + n]: image column x0 - apron + n.
+        float s[12];
+        const float *src = my_ring + (t % R) * span + lane * columns;
+#pragma unroll
+        for (int n = 0; n < 12; n += 4) {
+            const float4 q = *reinterpret_cast<const float4 *>(src + n);
+            s[n] = q.x, s[n + 1] = q.y, s[n + 2] = q.z, s[n + 3] = q.w;
         }
-        __syncthreads();
-    }
-
-    // The Laplacian's magnitude against the threshold: lane q takes outputs 4q .. 4q + 3 of
-    // every fifth row.
-    const int q = threadIdx.x % 32;
-    const int64_t ox = ox0 + 4 * q;
-    if (ox >= a.out_width) {
-        return;
-    }
-    for (int r = threadIdx.x / 32; r < tile_h && oy0 + r < a.out_height; r += threads / 32) {
-        const float4 up = *reinterpret_cast<const float4 *>(&blur[r][4 * q + 1 + blur_first]);
-        const float4 mid = *reinterpret_cast<const float4 *>(&blur[r + 1][4 * q + 1 + blur_first]);
-        const float4 down = *reinterpret_cast<const float4 *>(&blur[r + 2][4 * q + 1 + blur_first]);
-        const float left = blur[r + 1][4 * q + blur_first], right = blur[r + 1][4 * q + 5 + blur_first];
-        const auto edge = [&](float u, float l, float rt, float d, float m) -> uint32_t {
-            return fabsf(u + l + rt + d - 4.0f * m) > a.threshold ? 1u : 0u;
-        };
-        const uint32_t e0 = edge(up.x, left, mid.y, down.x, mid.x);
-        const uint32_t e1 = edge(up.y, mid.x, mid.z, down.y, mid.y);
-        const uint32_t e2 = edge(up.z, mid.y, mid.w, down.z, mid.z);
-        const uint32_t e3 = edge(up.w, mid.z, right, down.w, mid.w);
-        uint8_t *o = a.out + (oy0 + r) * a.out_stride + ox;
-        if (a.word_stores && ox + 4 <= a.out_width) {
-            *reinterpret_cast<uint32_t *>(o) = e0 | e1 << 8 | e2 << 16 | e3 << 24;
+        // Row t + R - 1 into the slot of row t - 1, which every lane has read.
+        if (t + R - 1 < rows) {
+            stage(t + R - 1);
+        }
+        cp_async_commit();
+#pragma unroll
+        for (int c = 0; c < columns + 2; c++) {
+#pragma unroll
+            for (int d = 0; d < 4; d++) {
+                v[d][c] = v[d + 1][c];
+            }
+            const float *x = s + skip + c;
+            v[4][c] = g0 * x[0] + g1 * x[1] + g2 * x[2] + g3 * x[3] + g4 * x[4];
+        }
+        if (t < 2 * radius) {
+            continue;  // the first blurred row needs 5 rows of sums
+        }
+#pragma unroll
+        for (int c = 0; c < columns + 2; c++) {
+            up[c] = mid[c];
+            mid[c] = down[c];
+            down[c] = g0 * v[0][c] + g1 * v[1][c] + g2 * v[2][c] + g3 * v[3][c] + g4 * v[4][c];
+        }
+        if (t < 2 * apron || x0 >= a.out_width) {
+            continue;  // the first output needs three blurred rows; a lane past the output still stages
+        }
+        const int64_t o = r0 + t - 2 * apron, y = a.base_y + o;
+        uint32_t e[columns];
+        if (edge_rule && (y == 0 || y == h - 1 || left_edge || right_edge)) {
+#pragma unroll
+            for (int c = 0; c < columns; c++) {
+                const float m = mid[c + 1];
+                const float outside = a.boundary == 0 ? a.fill : m;
+                const int64_t x = a.base_x + x0 + c;
+                const float u = y == 0 ? outside : up[c + 1], d = y == h - 1 ? outside : down[c + 1];
+                const float l = x == 0 ? outside : mid[c], rt = x == w - 1 ? outside : mid[c + 2];
+                e[c] = fabsf(u + l + rt + d - 4.0f * m) > a.threshold ? 1u : 0u;
+            }
         } else {
-            const uint32_t e[4] = {e0, e1, e2, e3};
-            for (int k = 0; k < 4 && ox + k < a.out_width; k++) {
-                o[k] = uint8_t(e[k]);
+#pragma unroll
+            for (int c = 0; c < columns; c++) {
+                e[c] = fabsf(up[c + 1] + mid[c] + mid[c + 2] + down[c + 1] - 4.0f * mid[c + 1]) > a.threshold ? 1u : 0u;
+            }
+        }
+        uint8_t *out = a.out + o * a.out_stride + x0;
+        if (word_store) {
+            *reinterpret_cast<uint32_t *>(out) = e[0] | e[1] << 8 | e[2] << 16 | e[3] << 24;
+        } else {
+#pragma unroll
+            for (int c = 0; c < columns; c++) {
+                if (x0 + c < a.out_width) {
+                    out[c] = uint8_t(e[c]);
+                }
             }
         }
     }
+    cp_async_wait<0>();
+}
+
+// The ring's rows, the blocks per SM the registers are capped for, and the band's output
+// rows aimed at (bench/results/h100/edges/RUN.md).
+constexpr int ring_rows = 8, min_blocks = 4, target_band_rows = 64;
+
+// Output rows per band: about target_band_rows, adjusted so that the grid is whole waves of
+// the `resident` blocks the device holds at once (a last partial wave of long bands left
+// most SMs idle: H100 4096^2, 48-row bands 15 % slower than 64-row ones), and within
+// CUDA's grid limit along y.
+int64_t band_rows_for(int64_t out_height, int64_t blocks_x, int64_t resident) {
+    const int64_t waves =
+        std::max<int64_t>(1, (out_height * blocks_x + resident * target_band_rows - 1) / (resident * target_band_rows));
+    const int64_t bands = std::min<int64_t>(std::max<int64_t>(1, waves * resident / blocks_x), 65535);
+    return (out_height + bands - 1) / bands;
 }
 
 int run(halide_buffer_t *in, int32_t boundary, float fill, float threshold, halide_buffer_t *out) {
@@ -153,9 +230,10 @@ int run(halide_buffer_t *in, int32_t boundary, float fill, float threshold, hali
     if (out_w <= 0 || out_h <= 0) {
         return 0;
     }
-    const int64_t tiles_x = (int64_t(out_w) + tile_w - 1) / tile_w, tiles_y = (int64_t(out_h) + tile_h - 1) / tile_h;
-    if (tiles_x * tiles_y > int64_t(0x7fffffff)) {
-        return fail(uc, name, "more tiles than one CUDA grid holds");
+    if (out->dim[0].min < in->dim[0].min || out->dim[1].min < in->dim[1].min ||
+        int64_t(out->dim[0].min) + out_w > int64_t(in->dim[0].min) + in->dim[0].extent ||
+        int64_t(out->dim[1].min) + out_h > int64_t(in->dim[1].min) + in->dim[1].extent) {
+        return fail(uc, name, "the output region must lie inside the image");
     }
     cudaStream_t stream = nullptr;
     if (int e = inputs_to_device(uc, {in}, out, &stream); e != 0) {
@@ -175,9 +253,19 @@ int run(halide_buffer_t *in, int32_t boundary, float fill, float threshold, hali
     a.boundary = boundary;
     a.fill = fill;
     a.threshold = threshold;
-    a.tiles_x = int(tiles_x);
     a.word_stores = out->device % 4 == 0 && a.out_stride % 4 == 0;
-    edges_fused_kernel<<<unsigned(tiles_x * tiles_y), threads, 0, stream>>>(a);
+    const int64_t blocks_x = (int64_t(out_w) + warps * strip_w - 1) / (warps * strip_w);
+    static const int per_sm = [] {
+        int n = 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, edges_sliding_kernel<ring_rows, min_blocks>, threads,
+                                                             0) == cudaSuccess &&
+                       n > 0
+                   ? n
+                   : min_blocks;
+    }();
+    a.band_rows = int(band_rows_for(out_h, blocks_x, int64_t(per_sm) * device_sm_count()));
+    const int64_t bands = (int64_t(out_h) + a.band_rows - 1) / a.band_rows;
+    edges_sliding_kernel<ring_rows, min_blocks><<<dim3(unsigned(blocks_x), unsigned(bands)), threads, 0, stream>>>(a);
     return finish_extern_call(uc, name, "edge kernel", cudaGetLastError(), out);
 }
 

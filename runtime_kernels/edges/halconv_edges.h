@@ -9,9 +9,10 @@
 // blur extended by the same rule (constant: fill; nearest: the nearest blurred sample;
 // reflect, mirror, wrap: the blur of the extended image, which is the extended blur as
 // the Gaussian is symmetric); its Laplacian [0 1 0; 1 -4 1; 0 1 0]; 1 where the
-// Laplacian's magnitude exceeds `threshold`, else 0. float32 throughout. A bounds query
-// asks for the whole image, as given. The call runs on Halide's current CUDA stream and
-// returns 0 or a halide_error_code.
+// Laplacian's magnitude exceeds `threshold`, else 0. float32 throughout. The output region
+// must lie inside the image (the pipeline's is the image's). A bounds query asks for the
+// whole image, as given. The call runs on Halide's current CUDA stream and returns 0 or a
+// halide_error_code.
 #pragma once
 
 #include <stdint.h>
