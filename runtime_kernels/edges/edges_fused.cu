@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(threads, MinBlocks) edges_sliding_kernel(const
     // (nearest) the output's own blurred sample. Outputs lie inside the image, so only
     // their four neighbours can be outside, one axis at a time.
     const bool edge_rule = a.boundary == 0 || a.boundary == 1;
-    const bool left_edge = a.base_x + x0 == 0, right_edge = a.base_x + x0 + columns > w - 1;
+    const bool left_edge = a.base_x + x0 == 0;
     const bool word_store = a.word_stores && x0 + columns <= a.out_width;
     // v[d][c]: the Gaussian's row sum at column x0 - 1 + c in the d-th last row read; up /
     // mid / down: the last three blurred rows, the same columns.
@@ -170,22 +170,22 @@ __global__ void __launch_bounds__(threads, MinBlocks) edges_sliding_kernel(const
             continue;  // the first output needs three blurred rows; a lane past the output still stages
         }
         const int64_t o = r0 + t - 2 * apron, y = a.base_y + o;
+        if (edge_rule) {
+            // The neighbours outside the image replaced in place: none of them is read again
+            // (up is dropped next row; down at the last row and the sides are never outputs).
+#pragma unroll
+            for (int c = 1; c <= columns; c++) {
+                const float outside = a.boundary == 0 ? a.fill : mid[c];
+                up[c] = y == 0 ? outside : up[c];
+                down[c] = y == h - 1 ? outside : down[c];
+                mid[c + 1] = a.base_x + x0 + c == w ? outside : mid[c + 1];
+            }
+            mid[0] = left_edge ? (a.boundary == 0 ? a.fill : mid[1]) : mid[0];
+        }
         uint32_t e[columns];
-        if (edge_rule && (y == 0 || y == h - 1 || left_edge || right_edge)) {
 #pragma unroll
-            for (int c = 0; c < columns; c++) {
-                const float m = mid[c + 1];
-                const float outside = a.boundary == 0 ? a.fill : m;
-                const int64_t x = a.base_x + x0 + c;
-                const float u = y == 0 ? outside : up[c + 1], d = y == h - 1 ? outside : down[c + 1];
-                const float l = x == 0 ? outside : mid[c], rt = x == w - 1 ? outside : mid[c + 2];
-                e[c] = fabsf(u + l + rt + d - 4.0f * m) > a.threshold ? 1u : 0u;
-            }
-        } else {
-#pragma unroll
-            for (int c = 0; c < columns; c++) {
-                e[c] = fabsf(up[c + 1] + mid[c] + mid[c + 2] + down[c + 1] - 4.0f * mid[c + 1]) > a.threshold ? 1u : 0u;
-            }
+        for (int c = 0; c < columns; c++) {
+            e[c] = fabsf(up[c + 1] + mid[c] + mid[c + 2] + down[c + 1] - 4.0f * mid[c + 1]) > a.threshold ? 1u : 0u;
         }
         uint8_t *out = a.out + o * a.out_stride + x0;
         if (word_store) {
