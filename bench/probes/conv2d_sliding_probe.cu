@@ -9,37 +9,10 @@
 #include <vector>
 
 #include "conv2d/conv2d_sliding.cu"
-
-// The extern-call helpers the entry points use, stubbed: the probe launches the kernel directly.
-namespace halconv::rk {
-int fail(void *, const char *, const std::string &) {
-    return -1;
-}
-int inputs_to_device(void *, std::initializer_list<halide_buffer_t *>, halide_buffer_t *, cudaStream_t *) {
-    return -1;
-}
-int finish_extern_call(void *, const char *, const char *, cudaError_t, halide_buffer_t *) {
-    return -1;
-}
-int device_sm_count() {
-    int d = 0, n = 0;
-    cudaGetDevice(&d);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d);
-    return n;
-}
-}  // namespace halconv::rk
+#include "probe_support.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::conv2d;
-
-#define CK(x)                                                            \
-    do {                                                                 \
-        cudaError_t e_ = (x);                                            \
-        if (e_ != cudaSuccess) {                                         \
-            printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
 
 struct Case {
     int w, h, kw, kh, ow, oh, ox, oy, boundary, images;

@@ -10,37 +10,10 @@
 #include <vector>
 
 #include "edges/edges_fused.cu"
-
-// The extern-call helpers the entry point uses, stubbed: the probe launches the kernel directly.
-namespace halconv::rk {
-int fail(void *, const char *, const std::string &) {
-    return -1;
-}
-int inputs_to_device(void *, std::initializer_list<halide_buffer_t *>, halide_buffer_t *, cudaStream_t *) {
-    return -1;
-}
-int finish_extern_call(void *, const char *, const char *, cudaError_t, halide_buffer_t *) {
-    return -1;
-}
-int device_sm_count() {
-    int d = 0, n = 0;
-    cudaGetDevice(&d);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d);
-    return n;
-}
-}  // namespace halconv::rk
+#include "probe_support.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::edges;
-
-#define CK(x)                                                            \
-    do {                                                                 \
-        cudaError_t e_ = (x);                                            \
-        if (e_ != cudaSuccess) {                                         \
-            printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
 
 template <int R, int M = min_blocks>
 void launch_with(const Args &a, int band, cudaStream_t stream = nullptr) {
@@ -155,9 +128,8 @@ void time_shape(const Args &a, int band, double floor_ms) {
     cudaEventDestroy(e1);
 }
 
-// `probe profile`: one 4096^2 launch (ring 8, 64-row bands) for Nsight Compute.
-int profile() {
-    const int w = 4096, h = 4096;
+// The timed arguments: a w x h image of zeros on the device (reflect), its edges dense.
+Args timed_args(int w, int h) {
     float *dimg;
     uint8_t *dout;
     CK(cudaMalloc(&dimg, size_t(w) * h * 4));
@@ -175,8 +147,14 @@ int profile() {
     a.boundary = 2;
     a.threshold = 0.02f;
     a.word_stores = true;
+    return a;
+}
+
+// `probe profile`: one 4096^2 launch (the library's shape, 64-row bands) for Nsight Compute.
+int profile() {
+    const Args a = timed_args(4096, 4096);
     for (int rep = 0; rep < 3; rep++) {
-        launch_with<8, 4>(a, 64);
+        launch_with<ring_rows, min_blocks>(a, 64);
     }
     CK(cudaDeviceSynchronize());
     return 0;
@@ -227,23 +205,7 @@ int main(int argc, char **argv) {
     // H100's measured device copy bandwidth, bench/results/h100/edges/RUN.md).
     for (const auto &s : std::vector<std::pair<int, int>>{{4096, 4096}, {8192, 8192}, {3840, 2160}}) {
         const int w = s.first, h = s.second;
-        float *dimg;
-        uint8_t *dout;
-        CK(cudaMalloc(&dimg, size_t(w) * h * 4));
-        CK(cudaMalloc(&dout, size_t(w) * h));
-        CK(cudaMemset(dimg, 0, size_t(w) * h * 4));
-        Args a{};
-        a.image = dimg;
-        a.image_stride = w;
-        a.image_width = w;
-        a.image_height = h;
-        a.out = dout;
-        a.out_stride = w;
-        a.out_width = w;
-        a.out_height = h;
-        a.boundary = 2;
-        a.threshold = 0.02f;
-        a.word_stores = true;
+        Args a = timed_args(w, h);
         const double floor_ms = double(w) * h * 5 / 3011e9 * 1e3;
         const int64_t blocks_x = (int64_t(w) + warps * strip_w - 1) / (warps * strip_w);
         int per_sm = 0;
@@ -258,8 +220,8 @@ int main(int argc, char **argv) {
         a.boundary = 0;
         printf(" constant:\n");
         time_shape<ring_rows, min_blocks>(a, library_band, floor_ms);
-        cudaFree(dimg);
-        cudaFree(dout);
+        cudaFree(const_cast<float *>(a.image));
+        cudaFree(a.out);
     }
     return failed == 0 ? 0 : 1;
 }

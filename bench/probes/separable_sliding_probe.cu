@@ -6,20 +6,10 @@
 #include <vector>
 #include <algorithm>
 #include "separable/separable_sliding.cu"
-
-// The extern-call helpers the kernel's entry points use, stubbed: the probe launches the
-// kernel directly.
-namespace halconv::rk {
-int fail(void *, const char *, const std::string &) { return -1; }
-int inputs_to_device(void *, std::initializer_list<halide_buffer_t *>, halide_buffer_t *, cudaStream_t *) { return -1; }
-int finish_extern_call(void *, const char *, const char *, cudaError_t, halide_buffer_t *) { return -1; }
-int device_sm_count() { int d = 0, n = 0; cudaGetDevice(&d); cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d); return n; }
-}
+#include "probe_support.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::sep;
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); exit(1);} } while (0)
 
 static int64_t src_index(int64_t i, int64_t n, int b) { return band_source_index(i, n, b); }
 
