@@ -1,7 +1,7 @@
 // cuBLAS and cuFFT, opened (dlopen) the first time something needs them instead of
 // linked: a program or Python module holding halconv's CUDA pipelines then loads and runs
 // with the NVIDIA driver alone, and only what is built on one of these libraries (fft on
-// CUDA; im2col in float32; the benchmark's peers) needs it installed. The registry's
+// CUDA; multichannel im2col in float32) needs it installed. The registry's
 // limits (src/limits.cpp) refuse those variants with the loader's reason where a library
 // is missing, so Auto passes over them.
 //
