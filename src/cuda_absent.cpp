@@ -106,6 +106,14 @@ std::unique_ptr<WorkspacePool> make_cuda_workspace_pool(size_t /*bytes*/) {
     refuse();
 }
 
+bool cuda_built() {
+    return false;
+}
+
+std::vector<CudaDevice> cuda_devices() {
+    return {};
+}
+
 CudaLibraryInfo cublas_info() {
     return {.name = "cuBLAS", .file = "", .path = "", .unavailable_reason = cuda_unavailable_reason()};
 }

@@ -91,6 +91,30 @@ CudaLibraryInfo library_info(const rk::CudaLibrary<Functions> &library, const st
 
 }  // namespace
 
+bool cuda_built() {
+    return true;
+}
+
+std::vector<CudaDevice> cuda_devices() {
+    std::vector<CudaDevice> devices;
+    int count = 0;
+    if (cuda_available() && cudaGetDeviceCount(&count) == cudaSuccess) {
+        for (int d = 0; d < count; d++) {
+            cudaDeviceProp p{};
+            if (cudaGetDeviceProperties(&p, d) == cudaSuccess) {
+                devices.push_back({.ordinal = d,
+                                   .name = p.name,
+                                   .compute_capability_major = p.major,
+                                   .compute_capability_minor = p.minor,
+                                   .multiprocessors = p.multiProcessorCount,
+                                   .memory_bytes = p.totalGlobalMem});
+            }
+        }
+    }
+    cudaGetLastError();
+    return devices;
+}
+
 CudaLibraryInfo cublas_info() {
     return library_info(rk::cublas_library(), "nvidia-cublas");
 }
@@ -248,26 +272,12 @@ bool cuda_available() {
 
 CudaInfo cuda_info() {
     CudaInfo info;
-    info.built = true;
+    info.built = internal::cuda_built();
     cudaRuntimeGetVersion(&info.runtime_version);
     if (cudaDriverGetVersion(&info.driver_version) != cudaSuccess) {
         info.driver_version = 0;
     }
-    int count = 0;
-    if (cuda_available() && cudaGetDeviceCount(&count) == cudaSuccess) {
-        for (int d = 0; d < count; d++) {
-            cudaDeviceProp p{};
-            if (cudaGetDeviceProperties(&p, d) == cudaSuccess) {
-                info.devices.push_back({.ordinal = d,
-                                        .name = p.name,
-                                        .compute_capability_major = p.major,
-                                        .compute_capability_minor = p.minor,
-                                        .multiprocessors = p.multiProcessorCount,
-                                        .memory_bytes = p.totalGlobalMem});
-            }
-        }
-    }
-    cudaGetLastError();
+    info.devices = internal::cuda_devices();
     info.unavailable_reason = internal::cuda_unavailable_reason();
     info.libraries = {internal::cublas_info(), internal::cufft_info()};
     return info;

@@ -43,6 +43,11 @@ std::string take_last_runtime_error();
 // Why device cuda cannot run here ("" when it can): no device or driver, or no CUDA in
 // this build.
 std::string cuda_unavailable_reason();
+// Whether this build has its CUDA pipelines, and the devices this process sees: what
+// cuda_info() says of them, without opening the CUDA libraries cuda_info() also lists
+// (halconv's own callers want only these).
+bool cuda_built();
+std::vector<CudaDevice> cuda_devices();
 // The CUDA libraries opened on first use (halconv.h, CudaLibraryInfo); opens them. Without
 // CUDA in this build, unavailable.
 CudaLibraryInfo cublas_info();

@@ -77,7 +77,7 @@ MultichannelAlgorithm resolve_algorithm(const MultichannelOptions &o, Device dev
         throw Error(ErrorCode::unsupported,
                     std::string("multichannel algorithm ") + name +
                         " runs on CUDA only; use device cuda (or auto with a GPU), or algorithm direct on the CPU" +
-                        (cuda_info().built ? "" : " (" + internal::cuda_unavailable_reason() + ")"));
+                        (internal::cuda_built() ? "" : " (" + internal::cuda_unavailable_reason() + ")"));
     }
     if (std::string why = row_refusal(o.algorithm, o, device); !why.empty()) {
         throw Error(ErrorCode::unsupported, "multichannel " + why);

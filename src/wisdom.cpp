@@ -266,10 +266,10 @@ DeviceIdentity identify_device(Device kind) {
         if (const auto it = known.find(ordinal); it != known.end()) {
             return it->second;
         }
-        const CudaInfo cuda = cuda_info();
-        const auto device = std::find_if(cuda.devices.begin(), cuda.devices.end(),
-                                         [&](const CudaDevice &d) { return d.ordinal == ordinal; });
-        if (ordinal < 0 || device == cuda.devices.end()) {
+        const std::vector<CudaDevice> devices = internal::cuda_devices();
+        const auto device =
+            std::find_if(devices.begin(), devices.end(), [&](const CudaDevice &d) { return d.ordinal == ordinal; });
+        if (ordinal < 0 || device == devices.end()) {
             throw Error(ErrorCode::device, "no usable CUDA device to identify");
         }
         id.kind = Device::cuda;
