@@ -121,24 +121,18 @@ class Conv2dCudaOf : public Halide::Generator<Conv2dCudaOf<Batch>> {
     static constexpr int dims = Batch ? 3 : 2;
 
 public:
-    template <typename T>
-    using Input = Halide::GeneratorInput<T>;
-    template <typename T>
-    using Output = Halide::GeneratorOutput<T>;
-    template <typename T>
-    using GeneratorParam = Halide::GeneratorParam<T>;
+    Halide::GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
+    Halide::GeneratorParam<Conv2dForm> form{"form", Conv2dForm::sliding, conv2d_form_names};
 
-    GeneratorParam<Precision> precision{"precision", Precision::f32, precision_names};
-    GeneratorParam<Conv2dForm> form{"form", Conv2dForm::sliding, conv2d_form_names};
-
-    Input<Halide::Buffer<void, dims>> input{"input"};
-    Input<Halide::Buffer<void, 2>> kernel{"kernel"};
-    Input<int32_t> boundary{"boundary"};
-    Input<double> fill{"fill"};
-    Input<int32_t> offset_x{"offset_x"};
-    Input<int32_t> offset_y{"offset_y"};
-    Input<bool> flip{"flip"};
-    Output<Halide::Buffer<void, dims>> output{"output"};
+    // Conv2dOf's inputs (the registry's kernel2d signature).
+    Halide::GeneratorInput<Halide::Buffer<void, dims>> input{"input"};
+    Halide::GeneratorInput<Halide::Buffer<void, 2>> kernel{"kernel"};
+    Halide::GeneratorInput<int32_t> boundary{"boundary"};
+    Halide::GeneratorInput<double> fill{"fill"};
+    Halide::GeneratorInput<int32_t> offset_x{"offset_x"};
+    Halide::GeneratorInput<int32_t> offset_y{"offset_y"};
+    Halide::GeneratorInput<bool> flip{"flip"};
+    Halide::GeneratorOutput<Halide::Buffer<void, dims>> output{"output"};
 
     void generate() {
         require_types("conv2d_cuda", precision, input, kernel, output);

@@ -24,6 +24,26 @@ void launch_with(const Args &a, int band, cudaStream_t stream = nullptr) {
     edges_sliding_kernel<R, M><<<dim3(unsigned(blocks_x), unsigned(bands)), threads, 0, stream>>>(b);
 }
 
+// The kernel's arguments for a dense w x h image on the device and an ow x oh output of
+// row pitch out_stride at image position (ox, oy); reflect, threshold 0.02.
+Args image_args(const float *image, int w, int h, uint8_t *out, int out_stride, int ow, int oh, int ox, int oy) {
+    Args a{};
+    a.image = image;
+    a.image_stride = w;
+    a.image_width = w;
+    a.image_height = h;
+    a.out = out;
+    a.out_stride = out_stride;
+    a.out_width = ow;
+    a.out_height = oh;
+    a.base_x = ox;
+    a.base_y = oy;
+    a.boundary = 2;
+    a.threshold = 0.02f;
+    a.word_stores = out_stride % 4 == 0;
+    return a;
+}
+
 // Outputs (ow x oh at (ox, oy) of a w x h image) differing from the float64 definition
 // outside a band of 1e-5 around the threshold; -1 on a CUDA error.
 int64_t check_case(int w, int h, int ow, int oh, int ox, int oy, int boundary, int band, unsigned seed) {
@@ -39,21 +59,10 @@ int64_t check_case(int w, int h, int ow, int oh, int ox, int oy, int boundary, i
     CK(cudaMalloc(&dout, size_t(pitch_out) * oh));
     CK(cudaMemcpy(dimg, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0x7f, size_t(pitch_out) * oh));
-    Args a{};
-    a.image = dimg;
-    a.image_stride = w;
-    a.image_width = w;
-    a.image_height = h;
-    a.out = dout;
-    a.out_stride = pitch_out;
-    a.out_width = ow;
-    a.out_height = oh;
-    a.base_x = ox;
-    a.base_y = oy;
+    Args a = image_args(dimg, w, h, dout, pitch_out, ow, oh, ox, oy);
     a.boundary = boundary;
     a.fill = fill;
     a.threshold = threshold;
-    a.word_stores = pitch_out % 4 == 0;
     launch_with<ring_rows>(a, band);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -135,19 +144,7 @@ Args timed_args(int w, int h) {
     CK(cudaMalloc(&dimg, size_t(w) * h * 4));
     CK(cudaMalloc(&dout, size_t(w) * h));
     CK(cudaMemset(dimg, 0, size_t(w) * h * 4));
-    Args a{};
-    a.image = dimg;
-    a.image_stride = w;
-    a.image_width = w;
-    a.image_height = h;
-    a.out = dout;
-    a.out_stride = w;
-    a.out_width = w;
-    a.out_height = h;
-    a.boundary = 2;
-    a.threshold = 0.02f;
-    a.word_stores = true;
-    return a;
+    return image_args(dimg, w, h, dout, w, w, h, 0, 0);
 }
 
 // `probe profile`: one 4096^2 launch (the library's shape, 64-row bands) for Nsight Compute.
