@@ -374,7 +374,8 @@ TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
     const std::vector<Shape> shapes = {{333, 517, 1, 1},  {333, 517, 3, 3},  {260, 90, 8, 8},    {131, 97, 9, 17},
                                        {257, 60, 31, 7},  {90, 50, 63, 63},  {64, 32, 16, 16},   {40, 33, 127, 127},
                                        {300, 60, 127, 3}, {60, 300, 3, 127}, {24, 300, 13, 250}, {45, 40, 100, 90},
-                                       {1, 70, 5, 9},     {70, 1, 9, 5}};
+                                       {1, 70, 5, 9},     {70, 1, 9, 5},     {300, 150, 21, 19}, {1000, 60, 33, 9},
+                                       {70, 1, 41, 1},    {1, 70, 1, 41}};
     int index = 0;
     for (const Shape &s : shapes) {
         // float16 sums of more than ~250 products have no useful bound; the sliding pass
@@ -400,6 +401,73 @@ TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
             const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, storage_type(precision).bytes());
             EXPECT_EQ(d.variant == "separable_cuda_sliding", fits) << d.variant;
         }
+    }
+}
+
+// Non-finite samples reach exactly the outputs whose window holds them, as in the
+// definition (the pass never multiplies a sample by a tap it does not meet); every other
+// output keeps the bound.
+TEST_P(CudaSeparable, SlidingPassKeepsNonFiniteSamplesInTheirWindows) {
+    const Precision precision = GetParam();
+    if (precision == Precision::f16 || precision == Precision::f16f32) {
+        GTEST_SKIP() << "float16 sums of 56 products have no useful bound (as above)";
+    }
+    const halide_type_t type = storage_type(precision);
+    constexpr int width = 300, height = 200, kw = 31, kh = 25;
+    for (double bad : {std::nan(""), double(INFINITY), -double(INFINITY)}) {
+        SCOPED_TRACE(bad);
+        Image img, ker;
+        Halide::Runtime::Buffer<> input = random_buffer(type, width, height, img);
+        Halide::Runtime::Buffer<> kernel = random_rank1_kernel(type, kw, kh, ker);
+        const size_t at = size_t(90) * width + 140;
+        store(input, at, bad);
+        img.data[at] = bad;
+        Options o;
+        o.algorithm = Algorithm::separable;
+        o.precision = precision;
+        o.boundary = Boundary::reflect;
+        o.device = Device::cuda;
+        Halide::Runtime::Buffer<> out(output_type(precision), width, height);
+        poison(out);
+        ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
+        const Dispatch d = correlate2d(input, kernel, out, o);
+        EXPECT_EQ(d.variant, "separable_cuda_sliding");
+        ASSERT_EQ(out.copy_to_host(), 0);
+        const Reference ref = correlate_reference(img, ker, Mode::same, Boundary::reflect, 0.0, false);
+        int non_finite = 0;
+        for (size_t i = 0; i < ref.value.data.size(); i++) {
+            const double want = ref.value.data[i];
+            if (!std::isfinite(want)) {
+                const double got = load(out, i);
+                EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << i << ": " << got << " for " << want;
+                non_finite++;
+            }
+        }
+        EXPECT_EQ(non_finite, kw * kh);
+        // The finite outputs alone, within the factored bound run_case states.
+        Halide::Runtime::Buffer<double, 2> k64(kw, kh);
+        double norm = 0.0;
+        for (int j = 0; j < kh; j++) {
+            for (int i = 0; i < kw; i++) {
+                k64(i, j) = ker.at(i, j);
+                norm += ker.at(i, j) * ker.at(i, j);
+            }
+        }
+        Image ones = ker;
+        std::fill(ones.data.begin(), ones.data.end(), 1.0);
+        const Reference window = correlate_reference(img, ones, Mode::same, Boundary::reflect, 0.0, false);
+        Halide::Runtime::Buffer<> finite(output_type(precision), width, height);
+        Reference want = ref;
+        Image window_abs = window.magnitude;
+        for (size_t i = 0; i < ref.value.data.size(); i++) {
+            const bool keep = std::isfinite(ref.value.data[i]);
+            store(finite, i, keep ? load(out, i) : 0.0);
+            want.value.data[i] = keep ? ref.value.data[i] : 0.0;
+            want.magnitude.data[i] = keep ? ref.magnitude.data[i] : 0.0;
+            window_abs.data[i] = keep ? window_abs.data[i] : 0.0;
+        }
+        EXPECT_TRUE(matches_reference(finite, want, precision, kw * kh, true,
+                                      rank1_relative_residual(k64) * std::sqrt(norm), &window_abs));
     }
 }
 

@@ -28,7 +28,13 @@ HALCONV_HOST_DEVICE inline int64_t band_source_index(int64_t i, int64_t n, int b
     switch (boundary) {
         case 1:  // nearest: aaaa|abcd|dddd
             return i < 0 ? 0 : n - 1;
+        // Each periodic rule reflects or shifts once without a division where the index
+        // is within one period of the image (every kernel no larger than the image):
+        // the kernels' edge strips map their aprons sample by sample.
         case 2: {  // reflect: period 2n, dcba|abcd|dcba
+            if (i >= -n && i < 2 * n) {
+                return i < 0 ? -1 - i : 2 * n - 1 - i;
+            }
             const int64_t m = ((i % (2 * n)) + 2 * n) % (2 * n);
             return m < n ? m : 2 * n - 1 - m;
         }
@@ -37,10 +43,16 @@ HALCONV_HOST_DEVICE inline int64_t band_source_index(int64_t i, int64_t n, int b
                 return 0;
             }
             const int64_t p = 2 * n - 2;
+            if (i >= 1 - n && i <= p) {
+                return i < 0 ? -i : p - i;
+            }
             const int64_t m = ((i % p) + p) % p;
             return m < n ? m : p - m;
         }
         case 4:  // wrap: period n
+            if (i >= -n && i < 2 * n) {
+                return i < 0 ? i + n : i - n;
+            }
             return ((i % n) + n) % n;
         default:
             return -1;

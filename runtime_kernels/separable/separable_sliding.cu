@@ -139,9 +139,9 @@ __device__ __forceinline__ void slide(A (&acc)[T], const A *taps, int k, Load &&
 // Queues the copy of a chunk's rows (image rows from first_row, stage_width columns from
 // image column x0, the boundary rule applied) into a stage buffer: cp.async for 4- and
 // 8-byte samples (the copy runs while the block sums the chunk before), plain loads for
-// 2-byte ones (cp.async moves 4 bytes at least). Warp w takes rows w, w + 8, ..., its
-// lanes consecutive columns.
-template <typename S, typename A>
+// 2-byte ones (cp.async moves 4 bytes at least). Warp w of Warps takes rows w, w + Warps,
+// ..., its lanes consecutive columns.
+template <int Warps = warps, typename S, typename A>
 __device__ void stage_chunk(const SlidingArgs<S, A> &p, S *stage, int chunk_rows, int64_t first_row, int64_t x0) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int width = p.layout.stage_width;
@@ -153,7 +153,7 @@ __device__ void stage_chunk(const SlidingArgs<S, A> &p, S *stage, int chunk_rows
             *dst = *src;
         }
     };
-    for (int r = warp; r < chunk_rows; r += warps) {
+    for (int r = warp; r < chunk_rows; r += Warps) {
         S *dst = stage + r * p.layout.stage_pitch;
         const int64_t y = band_source_index(first_row + r, p.image_height, p.boundary);
         if (y < 0) {
