@@ -1,5 +1,6 @@
-// Stand-alone probe of the sliding separable kernel (runtime_kernels/separable/): launched
-// directly, checked against float64 sums over every boundary, mode and flip, and timed.
+// Stand-alone probe of the sliding separable kernel (runtime_kernels/separable/) and of the
+// tensor-core experiment beside it (separable_tensor_core.cuh): launched directly, checked
+// against float64 sums over every boundary, mode and flip, and timed side by side.
 // Build: nvcc -Iruntime_kernels -isystem <halide>/include -O3 -std=c++20 -arch=sm_90 <this> -o probe
 #include <cstdio>
 #include <random>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include "separable/separable_sliding.cu"
 #include "probe_support.cuh"
+#include "separable_tensor_core.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::sep;
@@ -16,7 +18,22 @@ static int64_t src_index(int64_t i, int64_t n, int b) { return band_source_index
 struct Case { int w, h, kw, kh, ow, oh, ox, oy, boundary; bool flip; };
 
 // Returns max relative error over checked outputs (all when few, else a sample).
-double run_case(const Case &c, bool time_it, float *ms_out) {
+// The tensor-core experiment where its layout takes the kernel (kw + kh >= 40, within the
+// device's shared memory), else, or with cuda_cores, the library's CUDA-core pass.
+cudaError_t launch_case(SlidingArgs<float, float> &p, bool cuda_cores) {
+    int d = 0, per_block = 0, per_sm = 0;
+    CK(cudaGetDevice(&d));
+    CK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
+    CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d));
+    const TcLayout tc = tensor_core_layout(p.kw, p.kh, 4, size_t(per_block), size_t(per_sm));
+    if (cuda_cores || tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);
+    SlidingArgs<float, float> q = p;
+    q.layout = tc;
+    return tc.tile_columns == 128 ? launch_tensor_core_tile<float, 128>(q, tc.stages, nullptr)
+                                  : launch_tensor_core_tile<float, 64>(q, tc.stages, nullptr);
+}
+
+double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = false) {
     std::mt19937 rng(c.w * 131 + c.kw);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     std::vector<float> img(size_t(c.w) * c.h), rt(c.kw), ct(c.kh);
@@ -40,20 +57,19 @@ double run_case(const Case &c, bool time_it, float *ms_out) {
     p.out = dout; p.out_stride = c.ow; p.out_width = c.ow; p.out_height = c.oh;
     p.row_taps = drt; p.col_taps = dct; p.kw = c.kw; p.kh = c.kh; p.flip = c.flip;
     p.boundary = c.boundary; p.fill = 0.25f; p.base_x = -c.ox; p.base_y = -c.oy;
-    CK((launch<float, float, float>(p, nullptr)));
+    CK(launch_case(p, cuda_cores));
     CK(cudaDeviceSynchronize());
     if (time_it) {
         cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
         std::vector<float> t;
         for (int r = 0; r < 25; r++) {
             cudaEventRecord(a);
-            CK((launch<float, float, float>(p, nullptr)));
+            CK(launch_case(p, cuda_cores));
             cudaEventRecord(b); cudaEventSynchronize(b);
             float ms; cudaEventElapsedTime(&ms, a, b); if (r >= 5) t.push_back(ms);
         }
         std::sort(t.begin(), t.end());
         *ms_out = t[t.size() / 2];
-        printf("  strip %d, band %d rows, smem %zu B\n", p.layout.tile_columns, p.band_rows, p.layout.total_bytes);
     }
     std::vector<float> out(size_t(c.ow) * c.oh);
     CK(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
@@ -87,17 +103,19 @@ double run_case(const Case &c, bool time_it, float *ms_out) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3) {  // one timed case: probe K SIZE (for a profiler)
+    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores] (for a profiler)
         const int k = atoi(argv[1]), size = atoi(argv[2]);
         Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
         float ms = 0;
-        const double e = run_case(c, true, &ms);
+        const double e = run_case(c, true, &ms, argc > 3);
         printf("%d^2 K=%3d  %.4f ms  err %.2g\n", size, k, ms, e);
         return 0;
     }
     int bad = 0;
+    double worst_ratio = 0;
     printf("correctness (max |err| / sum|terms|; bound ~ (kw + kh) 2^-24):\n");
-    const int ks[][2] = {{1,1},{3,3},{8,8},{9,17},{31,7},{63,63},{127,127},{127,3},{3,127},{13,250},{100,90}};
+    const int ks[][2] = {{1,1},{3,3},{8,8},{9,17},{31,7},{63,63},{127,127},{127,3},{3,127},{13,250},{100,90},
+                         {20,20},{21,19},{33,9},{41,1},{1,41},{64,64},{65,65},{95,95}};
     const int sizes[][2] = {{333,517},{64,32},{45,40},{1,300},{300,1},{1000,70}};
     int n = 0;
     for (auto &k : ks) for (auto &s : sizes) for (int mode = 0; mode < 3; mode++) {
@@ -110,16 +128,18 @@ int main(int argc, char **argv) {
         const double e = run_case(c, false, &ms);
         const bool ok = e <= (c.kw + c.kh + 4) * 6e-8;
         if (!ok) { bad++; printf("FAIL %dx%d K %dx%d mode %d boundary %d flip %d: %.3g\n", c.w, c.h, c.kw, c.kh, mode, c.boundary, int(c.flip), e); }
+        worst_ratio = std::max(worst_ratio, e / ((c.kw + c.kh + 4) * 6e-8));
     }
-    printf("%d cases, %d failed\n", n, bad);
+    printf("%d cases, %d failed; largest error / bound %.3f\n", n, bad, worst_ratio);
     printf("time (same mode, reflect, f32, median of 20, ms):\n");
-    for (int size : {4096, 8192}) for (int k : {3, 7, 15, 31, 63, 95, 127}) {
+    for (int size : {4096, 8192}) for (int k : {15, 21, 31, 63, 95, 127}) {
         Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
-        float ms = 0;
+        float ms = 0, core_ms = 0;
         const double e = run_case(c, true, &ms);
+        const double core_e = run_case(c, true, &core_ms, true);
         const double floor_ms = 2.0 * size * size * 4 / 3.0e12 * 1e3;
-        printf("%d^2 K=%3d  %.4f ms  (memory floor %.4f, x%.2f; FMA floor %.4f)  err %.2g\n", size, k, ms, floor_ms, ms / floor_ms,
-               2.0 * k * size * size / 33.5e12 * 1e3, e);
+        printf("%d^2 K=%3d  %.4f ms (CUDA cores %.4f)  (memory floor %.4f, x%.2f; FMA floor %.4f)  err %.2g (CUDA cores %.2g)\n",
+               size, k, ms, core_ms, floor_ms, ms / floor_ms, 2.0 * k * size * size / 33.5e12 * 1e3, e, core_e);
     }
     return bad != 0;
 }
