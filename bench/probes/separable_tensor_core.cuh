@@ -388,22 +388,10 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
 template <typename O, int TW>
 cudaError_t launch_tensor_core_tile(SlidingArgs<float, float> &p, int stages, cudaStream_t stream) {
     constexpr auto kernel = separable_tensor_core_kernel<O, TW>;
-    cudaError_t e = allow_opt_in_shared_memory<kernel>();
-    int per_sm = 0;
-    if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 2 * TW, p.layout.total_bytes);
-    }
-    if (e == cudaSuccess && per_sm < 1) {
-        e = cudaErrorInvalidConfiguration;
-    }
-    if (e != cudaSuccess) {
+    dim3 grid;
+    if (const cudaError_t e = plan_grid<kernel, TW>(p, 2 * TW, &grid); e != cudaSuccess) {
         return e;
     }
-    const int64_t strips = (int64_t(p.out_width) + TW - 1) / TW;
-    const int bands = choose_bands(strips, p.out_height, p.layout, p.kw, p.kh, int64_t(per_sm) * device_sm_count());
-    const int ch = p.layout.chunk_rows;
-    p.band_rows = int(((int64_t(p.out_height) + bands - 1) / bands + ch - 1) / ch * ch);
-    const dim3 grid(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
     kernel<<<grid, 2 * TW, p.layout.total_bytes, stream>>>(p, stages);
     return cudaGetLastError();
 }

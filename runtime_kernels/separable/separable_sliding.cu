@@ -285,14 +285,14 @@ int choose_bands(int64_t strips, int64_t out_height, const SlidingLayout &l, int
     return best;
 }
 
-// Launches the kernel for p's layout on `stream` (p.band_rows set here).
-template <typename S, typename A, typename O, int TW>
-cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
-    constexpr auto kernel = separable_sliding_kernel<S, A, O, TW>;
-    cudaError_t e = allow_opt_in_shared_memory<kernel>();  // once per device, not per call
+// The grid for Kernel (block_threads a block) over p: strips of TW columns, and bands for
+// the blocks its shared memory and registers let reside (p.band_rows set here).
+template <auto Kernel, int TW, typename S, typename A>
+cudaError_t plan_grid(SlidingArgs<S, A> &p, int block_threads, dim3 *grid) {
+    cudaError_t e = allow_opt_in_shared_memory<Kernel>();  // once per device, not per call
     int per_sm = 0;
     if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, p.layout.total_bytes);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_threads, p.layout.total_bytes);
     }
     if (e == cudaSuccess && per_sm < 1) {
         e = cudaErrorInvalidConfiguration;
@@ -304,7 +304,18 @@ cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
     const int bands = choose_bands(strips, p.out_height, p.layout, p.kw, p.kh, int64_t(per_sm) * device_sm_count());
     const int ch = p.layout.chunk_rows;
     p.band_rows = int(((int64_t(p.out_height) + bands - 1) / bands + ch - 1) / ch * ch);
-    const dim3 grid(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
+    *grid = dim3(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
+    return cudaSuccess;
+}
+
+// Launches the kernel for p's layout on `stream` (p.band_rows set here).
+template <typename S, typename A, typename O, int TW>
+cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
+    constexpr auto kernel = separable_sliding_kernel<S, A, O, TW>;
+    dim3 grid;
+    if (const cudaError_t e = plan_grid<kernel, TW>(p, threads, &grid); e != cudaSuccess) {
+        return e;
+    }
     kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
     return cudaGetLastError();
 }
