@@ -97,8 +97,9 @@ std::vector<T> with_batch(std::vector<T> args, const std::vector<Halide::Var> &b
 // most, a few branch-free selects, so GPU staging loops can keep many loads in flight.
 // Otherwise (a kernel wider than the image) the general rule folds any distance; each
 // modulus appears once there, since Halide's CSE would lift a repeated one out of the
-// lazy branch and pay the integer division for every sample. The outer clamp is a
-// no-op that tells bounds inference the access never leaves the image.
+// lazy branch and pay the integer division for every sample. The outer clamp (or, with
+// likely_inside, promise) is a no-op that tells bounds inference the access never leaves
+// the image.
 // `likely_inside` marks the inside of the image as the likely case, so that Halide splits
 // a loop over the axis into its edges and an inside that reads plain samples: dense
 // vector loads on the CPU, where the selects would otherwise make every vector a gather.
@@ -129,7 +130,11 @@ inline Halide::Expr remap_index(const Halide::Expr &i, const Halide::Expr &n, co
     const Expr outside_rule =
         lazy_select(reflect, any_reflect, lazy_select(mirror, any_mirror, lazy_select(wrap, any_wrap, nearest)));
     const Expr any_fold = lazy_select(i >= 0 && i < n, i, outside_rule);
-    return Halide::clamp(lazy_select(near, one_fold, any_fold), 0, n - 1);
+    // Where the inside is likely, the bound is promised rather than clamped: every branch
+    // already lies in [0, n) (one_fold wherever `near` holds, as its callers compute it),
+    // and a clamp would keep the inside's loads from being dense vectors.
+    const Expr index = lazy_select(near, one_fold, any_fold);
+    return likely_inside ? Halide::unsafe_promise_clamped(index, 0, n - 1) : Halide::clamp(index, 0, n - 1);
 }
 
 // Whether every position a call reads stays within one fold of the input (the

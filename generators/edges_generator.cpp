@@ -77,6 +77,8 @@ public:
                                   .x = x,
                                   .y = y,
                                   .clamps = clamps,
+                                  .near = near,
+                                  .boundary = boundary,
                                   .target = get_target()};
         sched::apply_schedule(sched::edges_schedules(), schedule, stages, "edges");
     }
@@ -84,9 +86,9 @@ public:
 
 // The same definition on CUDA as one hand-written kernel (runtime_kernels/edges/): each warp
 // slides down a strip of columns with the Gaussian's row sums in registers and the next
-// rows copied ahead into shared memory, and stores four outputs as one word. Halide's GPU schedules stage each stage in shared memory and
-// recompute or re-read them per output; the best of them (a fused schedule it replaces)
-// ran at 8-11 % of the memory floor on the H100 (0.267 ms at 4096^2).
+// rows copied ahead into shared memory, and stores four outputs as one word. Halide's GPU schedules stage each stage in
+// shared memory and recompute or re-read them per output; the best of them (a fused schedule it replaces) ran at 8-11 %
+// of the memory floor on the H100 (0.267 ms at 4096^2).
 class EdgesCuda : public Halide::Generator<EdgesCuda> {
 public:
     GeneratorParam<std::string> form{"form", "fused"};

@@ -14,7 +14,9 @@ namespace halconv::sched {
 struct EdgesStages {
     Halide::Func output, laplacian, blur, blur_x, padded;
     Halide::Var x, y;
-    Halide::Expr clamps;  // the boundary is constant or nearest: the blur's apron is clamped
+    Halide::Expr clamps;    // the boundary is constant or nearest: the blur's apron is clamped
+    Halide::Expr near;      // every read lies within one fold of the image (remap_index)
+    Halide::Expr boundary;  // the rule (a halconv::Boundary value)
     Halide::Target target;
 };
 
