@@ -39,6 +39,29 @@ protected:
 };
 
 // Runs one case and checks it against the float64 reference; returns what ran.
+// What a factored (separable) result loses beyond rounding: the stored kernel is rank-1
+// only within rounding (or, under auto, within rank1_tolerance), so the factorization
+// drops its residual (a Frobenius norm, factor_error) per tap, times the window's sum |x|
+// (window.magnitude).
+struct FactoredBound {
+    double factor_error = 0.0;
+    Reference window;
+};
+
+FactoredBound factored_bound(const Image &img, const Image &ker, Mode mode, Boundary boundary, double fill, bool flip) {
+    Halide::Runtime::Buffer<double, 2> k64(ker.width, ker.height);
+    double norm = 0.0;
+    for (int j = 0; j < ker.height; j++) {
+        for (int i = 0; i < ker.width; i++) {
+            k64(i, j) = ker.at(i, j);
+            norm += ker.at(i, j) * ker.at(i, j);
+        }
+    }
+    Image ones = ker;
+    std::fill(ones.data.begin(), ones.data.end(), 1.0);
+    return {rank1_relative_residual(k64) * std::sqrt(norm), correlate_reference(img, ones, mode, boundary, fill, flip)};
+}
+
 Dispatch run_case(Device device, Algorithm algorithm, Precision precision, const Shape &s, Mode mode, Boundary boundary,
                   bool flip, bool rank1_kernel) {
     std::uniform_real_distribution<double> fill_dist(-2.0, 2.0);
@@ -69,24 +92,9 @@ Dispatch run_case(Device device, Algorithm algorithm, Precision precision, const
     }
     const Reference ref = correlate_reference(img, ker, mode, boundary, o.fill_value, flip);
     const bool factored = d.algorithm == Algorithm::separable;
-    double factor_error = 0.0;
-    Reference window;
-    if (factored) {
-        // The stored kernel is rank-1 only within rounding (or, under auto, within
-        // rank1_tolerance): bound what the factorization drops.
-        Halide::Runtime::Buffer<double, 2> k64(ker.width, ker.height);
-        double norm = 0.0;
-        for (int j = 0; j < ker.height; j++) {
-            for (int i = 0; i < ker.width; i++) {
-                k64(i, j) = ker.at(i, j);
-                norm += ker.at(i, j) * ker.at(i, j);
-            }
-        }
-        factor_error = rank1_relative_residual(k64) * std::sqrt(norm);
-        Image ones = ker;
-        std::fill(ones.data.begin(), ones.data.end(), 1.0);
-        window = correlate_reference(img, ones, mode, boundary, o.fill_value, flip);
-    }
+    const FactoredBound fb = factored ? factored_bound(img, ker, mode, boundary, o.fill_value, flip) : FactoredBound{};
+    const double factor_error = fb.factor_error;
+    const Reference &window = fb.window;
     if (d.algorithm == Algorithm::fft) {
         const int tile = fft_tile_of(d, precision, e, {s.kernel_width, s.kernel_height});
         double max_abs_x = boundary == Boundary::constant ? std::fabs(o.fill_value) : 0.0;
@@ -445,20 +453,10 @@ TEST_P(CudaSeparable, SlidingPassKeepsNonFiniteSamplesInTheirWindows) {
         }
         EXPECT_EQ(non_finite, kw * kh);
         // The finite outputs alone, within the factored bound run_case states.
-        Halide::Runtime::Buffer<double, 2> k64(kw, kh);
-        double norm = 0.0;
-        for (int j = 0; j < kh; j++) {
-            for (int i = 0; i < kw; i++) {
-                k64(i, j) = ker.at(i, j);
-                norm += ker.at(i, j) * ker.at(i, j);
-            }
-        }
-        Image ones = ker;
-        std::fill(ones.data.begin(), ones.data.end(), 1.0);
-        const Reference window = correlate_reference(img, ones, Mode::same, Boundary::reflect, 0.0, false);
+        const FactoredBound fb = factored_bound(img, ker, Mode::same, Boundary::reflect, 0.0, false);
         Halide::Runtime::Buffer<> finite(output_type(precision), width, height);
         Reference want = ref;
-        Image window_abs = window.magnitude;
+        Image window_abs = fb.window.magnitude;
         for (size_t i = 0; i < ref.value.data.size(); i++) {
             const bool keep = std::isfinite(ref.value.data[i]);
             store(finite, i, keep ? load(out, i) : 0.0);
@@ -466,8 +464,7 @@ TEST_P(CudaSeparable, SlidingPassKeepsNonFiniteSamplesInTheirWindows) {
             want.magnitude.data[i] = keep ? ref.magnitude.data[i] : 0.0;
             window_abs.data[i] = keep ? window_abs.data[i] : 0.0;
         }
-        EXPECT_TRUE(matches_reference(finite, want, precision, kw * kh, true,
-                                      rank1_relative_residual(k64) * std::sqrt(norm), &window_abs));
+        EXPECT_TRUE(matches_reference(finite, want, precision, kw * kh, true, fb.factor_error, &window_abs));
     }
 }
 

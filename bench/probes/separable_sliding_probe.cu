@@ -17,22 +17,26 @@ static int64_t src_index(int64_t i, int64_t n, int b) { return band_source_index
 
 struct Case { int w, h, kw, kh, ow, oh, ox, oy, boundary; bool flip; };
 
-// Returns max relative error over checked outputs (all when few, else a sample).
-// The tensor-core experiment where its layout takes the kernel (kw + kh >= 40, within the
-// device's shared memory), else, or with cuda_cores, the library's CUDA-core pass.
-cudaError_t launch_case(SlidingArgs<float, float> &p, bool cuda_cores) {
+// The tensor-core experiment's layout for p's kernel on this device: tile_columns 0 where
+// it does not take the kernel (kw + kh < 40, or shared memory) and with cuda_cores.
+TcLayout case_layout(const SlidingArgs<float, float> &p, bool cuda_cores) {
     int d = 0, per_block = 0, per_sm = 0;
     CK(cudaGetDevice(&d));
     CK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
     CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d));
-    const TcLayout tc = tensor_core_layout(p.kw, p.kh, 4, size_t(per_block), size_t(per_sm));
-    if (cuda_cores || tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);
+    return cuda_cores ? TcLayout{} : tensor_core_layout(p.kw, p.kh, 4, size_t(per_block), size_t(per_sm));
+}
+
+// The tensor-core experiment with tc where it has a layout, else the library's CUDA-core pass.
+cudaError_t launch_case(SlidingArgs<float, float> &p, const TcLayout &tc) {
+    if (tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);
     SlidingArgs<float, float> q = p;
     q.layout = tc;
     return tc.tile_columns == 128 ? launch_tensor_core_tile<float, 128>(q, tc.stages, nullptr)
                                   : launch_tensor_core_tile<float, 64>(q, tc.stages, nullptr);
 }
 
+// Returns max relative error over checked outputs (all when few, else a sample).
 double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = false) {
     std::mt19937 rng(c.w * 131 + c.kw);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
@@ -57,14 +61,15 @@ double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = fa
     p.out = dout; p.out_stride = c.ow; p.out_width = c.ow; p.out_height = c.oh;
     p.row_taps = drt; p.col_taps = dct; p.kw = c.kw; p.kh = c.kh; p.flip = c.flip;
     p.boundary = c.boundary; p.fill = 0.25f; p.base_x = -c.ox; p.base_y = -c.oy;
-    CK(launch_case(p, cuda_cores));
+    const TcLayout tc = case_layout(p, cuda_cores);
+    CK(launch_case(p, tc));
     CK(cudaDeviceSynchronize());
     if (time_it) {
         cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
         std::vector<float> t;
         for (int r = 0; r < 25; r++) {
             cudaEventRecord(a);
-            CK(launch_case(p, cuda_cores));
+            CK(launch_case(p, tc));
             cudaEventRecord(b); cudaEventSynchronize(b);
             float ms; cudaEventElapsedTime(&ms, a, b); if (r >= 5) t.push_back(ms);
         }

@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
     static_assert(Warps == TW / 16 && CH == 32, "row pass: 2 x TW / 32 runs of 16 rows; column pass: TW / 16");
     extern __shared__ __align__(128) unsigned char smem[];
     const SlidingLayout &l = p.layout;
-    const int taps_row_pitch = (p.kw + T - 1) / T * T, taps_col_pitch = (p.kh + T - 1) / T * T;
+    const int taps_row_pitch = (p.kw + T - 1) / T * T;
     float *const row_taps = reinterpret_cast<float *>(smem);
     float *const col_taps = row_taps + taps_row_pitch;
     float4 *const row_frags = reinterpret_cast<float4 *>(
@@ -281,12 +281,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
 
     stage_chunk<Warps>(p, stage(0), CH, p.base_y + y0, stage_x);
     cp_async_commit();
-    for (int i = threadIdx.x; i < taps_row_pitch + taps_col_pitch; i += Threads) {
-        const bool row = i < taps_row_pitch;
-        const int k = row ? p.kw : p.kh, j = row ? i : i - taps_row_pitch;
-        const float *taps = row ? p.row_taps : p.col_taps;
-        row_taps[i] = j < k ? taps[p.flip ? k - 1 - j : j] : 0.0f;
-    }
+    stage_taps<Threads>(p, row_taps);
     stage_fragments<Threads>(row_frags, p.row_taps, p.kw, p.flip);
     stage_fragments<Threads>(col_frags, p.col_taps, p.kh, p.flip);
 

@@ -183,6 +183,20 @@ __device__ void stage_chunk(const SlidingArgs<S, A> &p, S *stage, int chunk_rows
     }
 }
 
+// The taps into shared memory from row_taps on: the row list, then the column list
+// (from row_taps + the row list rounded up to a multiple of 8), each reversed for a
+// convolution and padded with zeros to a multiple of 8. Threads: the block's.
+template <int Threads, typename S, typename A>
+__device__ void stage_taps(const SlidingArgs<S, A> &p, A *row_taps) {
+    const int row_pitch = (p.kw + T - 1) / T * T;
+    for (int i = threadIdx.x; i < row_pitch + (p.kh + T - 1) / T * T; i += Threads) {
+        const bool row = i < row_pitch;
+        const int k = row ? p.kw : p.kh, j = row ? i : i - row_pitch;
+        const S *taps = row ? p.row_taps : p.col_taps;
+        row_taps[i] = j < k ? to_accumulator(taps[p.flip ? k - 1 - j : j]) : A(0);
+    }
+}
+
 template <typename S, typename A, typename O, int TW>
 __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sliding_kernel(const SlidingArgs<S, A> p) {
     constexpr int CH = sliding_chunk_outputs / TW;
@@ -207,13 +221,7 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
 
     stage_chunk(p, stage(0), CH, p.base_y + y0, stage_x);
     cp_async_commit();
-    // The taps, reversed for a convolution, each list padded with zeros to a multiple of 8.
-    for (int i = threadIdx.x; i < taps_row_pitch + (p.kh + T - 1) / T * T; i += threads) {
-        const bool row = i < taps_row_pitch;
-        const int k = row ? p.kw : p.kh, j = row ? i : i - taps_row_pitch;
-        const S *taps = row ? p.row_taps : p.col_taps;
-        row_taps[i] = j < k ? to_accumulator(taps[p.flip ? k - 1 - j : j]) : A(0);
-    }
+    stage_taps<threads>(p, row_taps);
 
     for (int c = 0; c < chunks; c++) {
         cp_async_wait<0>();
