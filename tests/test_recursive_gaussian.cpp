@@ -137,6 +137,40 @@ TEST_P(RecursiveGaussian, MatchesUntruncatedGaussianOnEveryBoundary) {
     }
 }
 
+// Lines longer than a CUDA block's chunk (1024 samples), whose states cross blocks: up
+// to the eight of a cluster (8192), past it (by segments), and last chunks of one or two
+// samples; with each axis whole or by segments, and sigmas reaching across the chunks.
+TEST_P(RecursiveGaussian, LinesAcrossBlocks) {
+    const auto [device, precision] = GetParam();
+    struct Case {
+        int width, height;
+        double sigma;
+    };
+    const std::vector<Case> cases = {{2500, 3, 4.0},  {3, 2500, 25.0}, {8192, 2, 2.0},  {8193, 2, 2.0},  {3, 8200, 3.0},
+                                     {1025, 9, 10.0}, {2, 1026, 0.7},  {33, 2049, 5.0}, {1030, 2, 400.0}};
+    for (const Case &c : cases) {
+        for (Boundary b :
+             {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
+            SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " sigma " +
+                         std::to_string(c.sigma) + " boundary " + to_string(b));
+            Image img;
+            Halide::Runtime::Buffer<> image = random_buffer(storage_type(precision), c.width, c.height, img);
+            Options o;
+            o.device = device;
+            o.precision = precision;
+            o.boundary = b;
+            o.fill_value = -0.5;
+            Halide::Runtime::Buffer<> out(output_type(precision), c.width, c.height);
+            poison(out);
+            gaussian_blur(image, out, c.sigma, o, GaussianMethod::recursive);
+            out.copy_to_host();
+            Reference ref;
+            ref.value = reference_blur(img, c.sigma, b, -0.5);
+            EXPECT_TRUE(matches_reference_within(out, ref, precision, tolerance(c.sigma, precision, 1.0)));
+        }
+    }
+}
+
 // A plan made once runs many images, and an image placed at non-zero mins is read from its own.
 TEST_P(RecursiveGaussian, PlanAppliesToManyImages) {
     const auto [device, precision] = GetParam();

@@ -6,13 +6,17 @@
 // src/recursive_gaussian.cpp computes them for the image's extent and `boundary`, a
 // halconv::Boundary value; `fill`, rounded to the storage type, for the constant rule),
 // into `out` of the image's extent. A bounds query asks for the whole image and tables,
-// as given. Each line is split into segments of rk::rg::segment samples with a thread
-// each: one kernel sums each segment's states from zero, one carries them along the line
-// (runs of segments folded in parallel, then combined) and finds the boundary states,
-// one stages the segment in shared memory, filters it from its carried states and writes
-// the result transposed, so that the second axis is read as the first. Scratch
-// (rk::rg::workspace_bytes) comes from the caller's workspace. Runs on Halide's current
-// CUDA stream; returns 0 or a halide_error_code.
+// as given. Each line is split into segments, a thread each, whose states from zero
+// are carried along the line. Lines of up to 8192 samples (where the device has room for
+// a cluster of 8 blocks of the stage's shared memory) are filtered whole, one kernel per
+// axis that reads and writes each line once: segments of 32 samples, carried by warp
+// scans and across a cluster's blocks. Longer lines go by segments of rk::rg::segment
+// samples in three kernels per axis: one sums each segment's states from zero, one carries
+// them along the line (runs of segments folded in parallel, then combined) and finds the
+// boundary states, one filters each segment from its carried states and writes the result
+// transposed, so that the second axis is read as the first. Their scratch
+// (rk::rg::workspace_bytes, an upper bound for both ways) comes from the caller's
+// workspace. Runs on Halide's current CUDA stream; returns 0 or a halide_error_code.
 //
 //   f64:    float64 samples, sums and output
 //   f32:    float32 throughout

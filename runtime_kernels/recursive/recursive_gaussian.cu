@@ -1,18 +1,30 @@
-// The recursive Gaussian on CUDA cores (halconv_rg.h): three kernels per axis over lines
-// split into segments, the second axis read from the first's transposed result.
+// The recursive Gaussian on CUDA cores (halconv_rg.h), each axis in one of two ways.
+//
+// Whole lines (lines of up to whole_max_length samples, the usual case): one kernel per
+// axis reads each line once into shared memory, finds every 32-sample segment's states
+// from zero, carries them along the line by warp scans and, where a line spans several
+// blocks, across a thread-block cluster through distributed shared memory, filters and
+// writes the line once. Along y it writes the output, along x it filters the output in
+// place.
+//
+// By segments (longer lines, or a device without room for the cluster): three kernels
+// per axis over lines split into segments, the second axis read from the first's
+// transposed result in scratch.
 //
 // Why hand-written: a recursion runs serially along its line, so Halide's GPU schedules
 // can give it only a thread per line (Halide's apps/iir_blur: 4096 threads for a 4096^2
 // image, far from filling a GPU); splitting the line into segments whose states are
-// carried across needs the two-level scan below, which a Halide schedule cannot express.
+// carried across needs the two-level scans below, which a Halide schedule cannot express.
 //
-// H100, 4096^2 f32, per axis (Nsight Compute, 2026-11-26): segment states 46 us, carry
-// 15 us, filter 85 us (56 registers, 32 % of the warps active). The whole blur: 0.27 ms
-// at every sigma (bench/results/h100/recursive/RUN.md).
+// H100, 4096^2 f32: 0.25 ms at every sigma by whole lines, 0.27 ms by segments
+// (bench/results/h100/recursive/RUN.md).
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 
 #include "common/extern_call.cuh"
 #include "common/workspace.h"
@@ -50,7 +62,13 @@ __device__ inline Cx<A> scale(Cx<A> a, A r) {
 // p x + v for a real v: the step of every recursion.
 template <typename A>
 __device__ inline Cx<A> step(Cx<A> p, Cx<A> x, A v) {
-    return {p.re * x.re - p.im * x.im + v, p.re * x.im + p.im * x.re};
+    // Four fused operations: as written out, the compiler left the + v unfused.
+    return {fma(p.re, x.re, fma(-p.im, x.im, v)), fma(p.re, x.im, p.im * x.re)};
+}
+// sum + Re(w x).
+template <typename A>
+__device__ inline A add_real(A sum, Cx<A> w, Cx<A> x) {
+    return fma(w.re, x.re, fma(-w.im, x.im, sum));
 }
 
 template <typename A>
@@ -378,6 +396,469 @@ __global__ void __launch_bounds__(columns_per_warp *block_warps<A>) filter_segme
     }
 }
 
+// ---- Whole lines: each line read once and written once, held in shared memory while
+// its segments' states are carried by warp shuffles and, across a cluster's blocks, by
+// distributed shared memory.
+
+// Per thread, a segment of whole_segment samples; per warp, a line's chunk of 32
+// segments; per block, whole_lines lines; per line, a cluster of up to whole_max_ranks
+// blocks side by side along it (the portable cluster size).
+constexpr int whole_segment = 32;
+constexpr int whole_chunk = whole_segment * 32;
+constexpr int whole_lines = 8;
+constexpr int whole_max_ranks = 8;
+constexpr int whole_max_length = whole_chunk * whole_max_ranks;
+// Shared memory pitches: a segment's odd pitch lets a warp's lanes read their segments
+// without bank conflicts; a line's pitch of 4 (mod 32) lets a column load's 8 lines x 4
+// samples fall into distinct banks.
+constexpr int whole_segment_pitch = whole_segment + 1;
+constexpr int whole_line_pitch = 32 * whole_segment_pitch + 4;
+// Blocks per SM the registers are capped for (float64 holds twice the registers).
+template <typename A>
+constexpr int whole_blocks_per_sm = sizeof(A) == 8 ? 1 : 3;
+
+// What a block's chunk of a line tells the cluster's other blocks.
+template <typename A>
+struct ChunkTotals {
+    Cx<A> causal[poles];  // the causal state at the chunk's last sample, from zero at its first
+    Cx<A> anti[poles];    // sum over the chunk of p^(n - first) x[n]
+    // Mirror's: on the first block, sum over its chunk of p^(n - 1) x[n] for n >= 1 ...
+    Cx<A> head1[poles];
+    // ... on the last, the causal state at the line's next-to-last sample, from zero at the chunk's first.
+    Cx<A> tail1[poles];
+    A first, last;  // the line's first sample (first block), its last (last block)
+};
+// Per line and pole, what a warp's pole lanes find for the whole warp.
+template <typename A>
+struct LineCarries {
+    Cx<A> causal, anti, s, t;  // from the chunks before, after this one; the boundary states
+};
+
+template <typename In, typename A, typename Out>
+struct LinePass {
+    const In *in;
+    int64_t in_line, in_sample;  // strides: sample n of line i at in[i * in_line + n * in_sample]
+    Out *out;
+    int64_t out_line, out_sample;
+    int lines, length, ranks;
+    const double *coefficients;  // the axis's coefficients_per_axis
+    const double *powers;
+    int power_entries;
+    int rule;
+    A fill;
+};
+
+template <typename A>
+__device__ inline Cx<A> shfl_up(Cx<A> v, int d) {
+    return {__shfl_up_sync(~0u, v.re, d), __shfl_up_sync(~0u, v.im, d)};
+}
+template <typename A>
+__device__ inline Cx<A> shfl_down(Cx<A> v, int d) {
+    return {__shfl_down_sync(~0u, v.re, d), __shfl_down_sync(~0u, v.im, d)};
+}
+
+// The cluster's pieces; a block alone where the architecture has no clusters (the host
+// launches clusters only on sm_90 and later).
+__device__ inline void cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().sync();
+#else
+    __syncthreads();
+#endif
+}
+template <typename T>
+__device__ inline const T *in_block(const T *p, int rank) {
+#if __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().map_shared_rank(p, unsigned(rank));
+#else
+    (void)rank;
+    return p;
+#endif
+}
+
+// Moves a block's chunk of its lines between global memory and the shared one: along
+// the lines where their samples are adjacent (the block's threads cover a quarter of a
+// line's chunk at a time), else across them (32 samples of each of its lines at a time:
+// a column's lines). A thread's loads are issued in batches before they are stored, so
+// that DRAM sees many at once (one at a time, the first version took twice as long).
+template <bool Load, bool Along, typename G, typename A>
+__device__ inline void move_chunk(G *global, int64_t line_stride, int64_t sample_stride, int first_line, int lines,
+                                  int first_sample, int length, A *shared) {
+    constexpr int threads = whole_lines * 32, batch = 8;
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int line_room = lines - first_line, sample_room = length - first_sample;
+    G *const origin = global + int64_t(first_line) * line_stride + int64_t(first_sample) * sample_stride;
+    const auto move = [&](G *at, bool inside, A &slot, A &v) {
+        if constexpr (Load) {
+            v = inside ? to_acc(*at) : A(0);
+        } else if (inside) {
+            *at = to_out<G>(slot);
+        }
+    };
+    A v[batch];
+    if constexpr (Along) {
+        constexpr int quarters = whole_chunk / threads, lines_per_batch = batch / quarters;
+#pragma unroll 1
+        for (int l0 = 0; l0 < whole_lines; l0 += lines_per_batch) {
+#pragma unroll
+            for (int i = 0; i < batch; i++) {
+                const int l = l0 + i / quarters, n = tid + threads * (i % quarters);
+                move(origin + int64_t(l) * line_stride + n, l < line_room && n < sample_room,
+                     shared[l * whole_line_pitch + n + n / whole_segment], v[i]);
+            }
+            if constexpr (Load) {
+#pragma unroll
+                for (int i = 0; i < batch; i++) {
+                    const int l = l0 + i / quarters, n = tid + threads * (i % quarters);
+                    shared[l * whole_line_pitch + n + n / whole_segment] = v[i];
+                }
+            }
+        }
+    } else {
+        constexpr int per_step = threads / whole_lines;
+        const int l = tid % whole_lines, n0 = tid / whole_lines;
+        const int64_t step_stride = per_step * sample_stride;
+        G *at = origin + int64_t(l) * line_stride + int64_t(n0) * sample_stride;
+        A *slot_line = shared + l * whole_line_pitch;
+#pragma unroll 1
+        for (int b = 0; b < whole_chunk / per_step; b += batch, at += batch * step_stride) {
+#pragma unroll
+            for (int i = 0; i < batch; i++) {
+                const int n = n0 + per_step * (b + i);
+                move(at + i * step_stride, l < line_room && n < sample_room, slot_line[n + n / whole_segment], v[i]);
+            }
+            if constexpr (Load) {
+#pragma unroll
+                for (int i = 0; i < batch; i++) {
+                    const int n = n0 + per_step * (b + i);
+                    slot_line[n + n / whole_segment] = v[i];
+                }
+            }
+        }
+    }
+}
+template <bool Load, typename G, typename A>
+__device__ inline void move_chunk(G *global, int64_t line_stride, int64_t sample_stride, int first_line, int lines,
+                                  int first_sample, int length, A *shared) {
+    if (sample_stride == 1) {
+        move_chunk<Load, true>(global, line_stride, sample_stride, first_line, lines, first_sample, length, shared);
+    } else {
+        move_chunk<Load, false>(global, line_stride, sample_stride, first_line, lines, first_sample, length, shared);
+    }
+}
+
+// Each line filtered whole: the block's warps take a line each, its lanes a segment
+// each; the segments' states from zero are carried along the chunk by warp scans and
+// across the cluster's chunks through the blocks' published totals.
+template <typename In, typename A, typename Out>
+__global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filter_lines(LinePass<In, A, Out> p) {
+    extern __shared__ __align__(16) unsigned char line_shared[];
+    // The block's chunks of its lines, then their results: a thread's segment of each at
+    // mine and result.
+    A *samples = reinterpret_cast<A *>(line_shared);
+    A *results = samples + whole_lines * whole_line_pitch;
+    ChunkTotals<A> *totals = reinterpret_cast<ChunkTotals<A> *>(results + whole_lines * whole_line_pitch);
+    LineCarries<A>(*carries)[poles] = reinterpret_cast<LineCarries<A>(*)[poles]>(totals + whole_lines);
+    // p^(32 d), d = 0 .. 32, per pole: the scans' and the segments' steps, gathered from
+    // the float64 table once per block.
+    Cx<A>(*steps)[33] = reinterpret_cast<Cx<A>(*)[33]>(carries + whole_lines);
+    const int rank = blockIdx.x, last_rank = p.ranks - 1;
+    const int w = threadIdx.y, s = threadIdx.x;
+    const int n_len = p.length;
+    const int chunk_start = rank * whole_chunk;
+    const int chunk_end = min(chunk_start + whole_chunk, n_len);
+    const int start = chunk_start + s * whole_segment;
+    const int len = max(0, min(whole_segment, n_len - start));
+    const bool holds_end = len > 0 && start + len == n_len;
+    const bool mirror = p.rule == boundary_mirror;
+    const int segment_at = w * whole_line_pitch + s * whole_segment_pitch;
+    A *const mine = samples + segment_at;
+    A *const result = results + segment_at;
+    // The coefficients once, in registers: read inside the loops, each sample reloaded
+    // them (the compiler cannot tell the shared stores from them).
+    Cx<A> pole[poles], weight[poles], wp[poles];
+#pragma unroll
+    for (int k = 0; k < poles; k++) {
+        pole[k] = coefficient<A>(p.coefficients, k, Value::pole);
+        weight[k] = coefficient<A>(p.coefficients, k, Value::weight);
+        // W[n] = p Z[n + 1]: the anticausal sums take the weights times p.
+        wp[k] = weight[k] * pole[k];
+    }
+    // By value: a reference to the kernel's parameters would copy them to local memory.
+    const double *const power_table = p.powers;
+    const int power_entries = p.power_entries;
+    const auto pw = [=](int k, int64_t i) { return power<A>(power_table, power_entries, k, i); };
+    for (int i = threadIdx.y * 32 + threadIdx.x; i < poles * 33; i += whole_lines * 32) {
+        steps[i / 33][i % 33] = pw(i / 33, int64_t(whole_segment) * (i % 33));
+    }
+    // A segment's distances from the line's ends as a block's power times a step (gathered
+    // from the table per segment, they slowed the pass as sigma, and the table, grew):
+    // p^start = p^chunk_start p^(32 s), and p^(N - end) = tail_power p^(32 (L - 1 - s)) for
+    // the segments before the one holding the line's end, L (32 where the line goes on past
+    // the chunk), 1 for segment L itself.
+    const int end_lane = rank == last_rank ? (n_len - 1 - chunk_start) / whole_segment : 32;
+    Cx<A> start_power[poles], tail_power[poles];
+#pragma unroll
+    for (int k = 0; k < poles; k++) {
+        start_power[k] = pw(k, chunk_start);
+        tail_power[k] =
+            rank == last_rank ? pw(k, n_len - chunk_start - whole_segment * end_lane) : pw(k, n_len - chunk_end);
+    }
+    const int groups = (p.lines + whole_lines - 1) / whole_lines;
+    // Every block of a cluster shares blockIdx.y, so all take the same groups.
+    for (int group = blockIdx.y; group < groups; group += gridDim.y) {
+        const int first_line = group * whole_lines;
+        move_chunk<true>(p.in, p.in_line, p.in_sample, first_line, p.lines, chunk_start, n_len, samples);
+        __syncthreads();
+        // The segment's own states from zero: the causal one at its last sample and the
+        // anticausal sum_j p^j x[j]; by the recursions where the segment is the line's
+        // partial last one. Samples are read from shared memory as they are used: held in
+        // registers, they doubled the registers a thread needs.
+        Cx<A> own_causal[poles], own_anti[poles];
+#pragma unroll
+        for (int k = 0; k < poles; k++) {
+            own_causal[k] = own_anti[k] = {A(0), A(0)};
+        }
+#pragma unroll 8
+        for (int j = 0; j < len; j++) {
+            const A v = mine[j];
+#pragma unroll
+            for (int k = 0; k < poles; k++) {
+                own_causal[k] = step(pole[k], own_causal[k], v);
+            }
+        }
+#pragma unroll 8
+        for (int j = len - 1; j >= 0; j--) {
+            const A v = mine[j];
+#pragma unroll
+            for (int k = 0; k < poles; k++) {
+                own_anti[k] = step(pole[k], own_anti[k], v);
+            }
+        }
+        Cx<A> causal[poles], anti[poles];
+        ChunkTotals<A> &total = totals[w];
+#pragma unroll
+        for (int k = 0; k < poles; k++) {
+            const Cx<A> c = own_causal[k], a = own_anti[k];
+            Cx<A> ci = c, ai = a;
+#pragma unroll
+            for (int d = 1; d < 32; d *= 2) {
+                // Crossing d whole segments multiplies by p^(32 d): every segment but the
+                // line's last is whole, and no later lane's sum reaches back past it.
+                const Cx<A> across = steps[k][d];
+                const Cx<A> up = shfl_up(ci, d), down = shfl_down(ai, d);
+                if (s >= d) {
+                    ci = ci + up * across;
+                }
+                if (s + d < 32) {
+                    ai = ai + down * across;
+                }
+            }
+            Cx<A> before = shfl_up(ci, 1), after = shfl_down(ai, 1);
+            if (s == 0) {
+                before = {A(0), A(0)};
+            }
+            if (s == 31) {
+                after = {A(0), A(0)};
+            }
+            if (holds_end || (s == 31 && rank != last_rank)) {
+                total.causal[k] = before * pw(k, len) + c;
+            }
+            if (holds_end && mirror) {
+                // The causal state at the line's next-to-last sample: one lane per line.
+                Cx<A> c1{A(0), A(0)};
+                for (int j = 0; j + 1 < len; j++) {
+                    c1 = step(pole[k], c1, mine[j]);
+                }
+                total.tail1[k] = c1 + before * pw(k, len - 1);
+            }
+            if (s == 0) {
+                total.anti[k] = ai;
+                if (rank == 0 && mirror) {
+                    // The sum over n >= 1 of p^(n - 1) x[n]: one lane per line.
+                    Cx<A> a1{A(0), A(0)};
+                    for (int j = len - 1; j >= 1; j--) {
+                        a1 = step(pole[k], a1, mine[j]);
+                    }
+                    total.head1[k] = a1 + after * pw(k, whole_segment - 1);
+                }
+            }
+            causal[k] = before;
+            anti[k] = after;
+        }
+        if (rank == 0 && s == 0) {
+            total.first = mine[0];
+        }
+        if (holds_end) {
+            total.last = mine[len - 1];
+        }
+        cluster_sync();
+        // A lane per pole gathers the other chunks' totals and the line's boundary states.
+        if (s < poles) {
+            const int k = s;
+            const Cx<A> zero{A(0), A(0)};
+            Cx<A> before = zero, after = zero, head = zero, tail = zero;
+            for (int r = 0; r < p.ranks; r++) {
+                const ChunkTotals<A> &t = *in_block(&totals[w], r);
+                const int r_start = r * whole_chunk, r_end = min(r_start + whole_chunk, n_len);
+                const Cx<A> tc = t.causal[k], ta = t.anti[k];
+                if (mirror) {
+                    head = head + (r == 0 ? t.head1[k] : ta * pw(k, r_start - 1));
+                    tail = tail + (r == last_rank ? t.tail1[k] : tc * pw(k, n_len - 1 - r_end));
+                } else {
+                    head = head + ta * pw(k, r_start);
+                    tail = tail + tc * pw(k, n_len - r_end);
+                }
+                if (r < rank) {
+                    before = before + tc * pw(k, chunk_start - r_end);
+                }
+                if (r > rank) {
+                    after = after + ta * pw(k, r_start - chunk_end);
+                }
+            }
+            const Cx<A> g = coefficient<A>(p.coefficients, k, Value::gain);
+            LineCarries<A> &lc = carries[w][k];
+            lc.causal = before;
+            lc.anti = after;
+            if (p.rule == boundary_constant) {
+                lc.s = lc.t = scale(g, p.fill);
+            } else if (p.rule == boundary_nearest) {
+                lc.s = scale(g, in_block(&totals[w], 0)->first);
+                lc.t = scale(g, in_block(&totals[w], last_rank)->last);
+            } else {
+                const Cx<A> wh = coefficient<A>(p.coefficients, k, Value::head_weight);
+                const Cx<A> wt = coefficient<A>(p.coefficients, k, Value::tail_weight);
+                lc.s = g * (wh * head + wt * tail);
+                lc.t = g * (wh * tail + wt * head);
+            }
+        }
+        __syncwarp();
+        // The states carried into the segment: Y[start - 1] and Z[end] (recursive_layout.h).
+#pragma unroll
+        for (int k = 0; k < poles; k++) {
+            const LineCarries<A> &lc = carries[w][k];
+            const Cx<A> to_end = s < end_lane ? tail_power[k] * steps[k][max(0, end_lane - 1 - s)] : Cx<A>{A(1), A(0)};
+            causal[k] = causal[k] + lc.causal * steps[k][s] + start_power[k] * steps[k][s] * lc.s;
+            anti[k] = anti[k] + lc.anti * steps[k][31 - s] + to_end * lc.t;
+        }
+        // The filter: the anticausal sums into the results, then the causal ones added.
+#pragma unroll 8
+        for (int j = len - 1; j >= 0; j--) {
+            const A v = mine[j];
+            A sum = A(0);
+#pragma unroll
+            for (int k = 0; k < poles; k++) {
+                sum = add_real(sum, wp[k], anti[k]);
+                anti[k] = step(pole[k], anti[k], v);
+            }
+            result[j] = 2 * sum;
+        }
+#pragma unroll 8
+        for (int j = 0; j < len; j++) {
+            const A v = mine[j];
+            A sum = A(0);
+#pragma unroll
+            for (int k = 0; k < poles; k++) {
+                causal[k] = step(pole[k], causal[k], v);
+                sum = add_real(sum, weight[k], causal[k]);
+            }
+            result[j] += 2 * sum;
+        }
+        // The other blocks' reads of this block's totals are done (the next group writes
+        // them), and this block's sums are in shared memory.
+        cluster_sync();
+        move_chunk<false>(p.out, p.out_line, p.out_sample, first_line, p.lines, chunk_start, n_len, results);
+        __syncthreads();
+    }
+}
+
+template <typename A>
+constexpr size_t whole_shared_bytes = 2 * sizeof(A) * whole_lines *whole_line_pitch +
+                                      sizeof(ChunkTotals<A>) * whole_lines + sizeof(LineCarries<A>) * whole_lines *poles
+                                      + sizeof(Cx<A>) * poles * 33;
+
+// Whether the current device takes a line of `length` whole: the block's shared memory
+// fits, and a line of several chunks finds its cluster (sm_90 and later) a place.
+template <typename In, typename A, typename Out>
+bool takes_whole(int length) {
+    if (length > whole_max_length) {
+        return false;
+    }
+    const int ranks = (length + whole_chunk - 1) / whole_chunk;
+    constexpr int cached_devices = 64;
+    // Per device and cluster size: 0 not yet asked, 1 no, 2 yes.
+    static std::array<std::array<std::atomic<int>, whole_max_ranks + 1>, cached_devices> known{};
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= cached_devices) {
+        return false;
+    }
+    std::atomic<int> &answer = known[size_t(device)][size_t(ranks)];
+    if (const int v = answer.load(std::memory_order_acquire); v != 0) {
+        return v == 2;
+    }
+    DeviceFacts facts;
+    bool yes = device_facts(&facts) == cudaSuccess && size_t(facts.smem_limit) >= whole_shared_bytes<A> &&
+               (ranks == 1 || facts.major >= 9) &&
+               allow_opt_in_shared_memory<filter_lines<In, A, Out>>() == cudaSuccess;
+    if (yes && ranks > 1) {
+        cudaLaunchConfig_t config{};
+        cudaLaunchAttribute attribute{};
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = unsigned(ranks);
+        attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+        config.gridDim = dim3(unsigned(ranks), 1);
+        config.blockDim = dim3(32, whole_lines);
+        config.dynamicSmemBytes = whole_shared_bytes<A>;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, filter_lines<In, A, Out>, &config) != cudaSuccess) {
+            (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+            clusters = 0;
+        }
+        yes = clusters > 0;
+    }
+    answer.store(yes ? 2 : 1, std::memory_order_release);
+    return yes;
+}
+
+template <typename In, typename A, typename Out>
+cudaError_t run_lines(const LinePass<In, A, Out> &p, cudaStream_t stream) {
+    constexpr auto kernel = filter_lines<In, A, Out>;
+    if (const cudaError_t e = allow_opt_in_shared_memory<kernel>(); e != cudaSuccess) {
+        return e;
+    }
+    // The largest shared-memory carveout: the default one left room for fewer blocks
+    // than the registers allow. A hint per device, set once.
+    constexpr int cached_devices = 64;
+    static std::array<std::atomic<bool>, cached_devices> carved{};
+    int device = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
+        return e;
+    }
+    if (device >= 0 && device < cached_devices && !carved[size_t(device)].load(std::memory_order_acquire)) {
+        if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                       cudaSharedmemCarveoutMaxShared);
+            e != cudaSuccess) {
+            return e;
+        }
+        carved[size_t(device)].store(true, std::memory_order_release);
+    }
+    const int groups = (p.lines + whole_lines - 1) / whole_lines;
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(p.ranks);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(unsigned(p.ranks), unsigned(std::min(groups, 65535)));
+    config.blockDim = dim3(32, whole_lines);
+    config.dynamicSmemBytes = whole_shared_bytes<A>;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = p.ranks > 1 ? 1 : 0;
+    return cudaLaunchKernelEx(&config, kernel, p);
+}
+
 template <typename In, typename A, typename Out>
 cudaError_t run_pass(const Pass<In, A, Out> &p, cudaStream_t stream) {
     constexpr int warps = block_warps<A>;
@@ -418,28 +899,57 @@ int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *pow
     if (int e = inputs_to_device(uc, {in, coefficients, powers}, out, &stream); e != 0) {
         return e;
     }
+    // Each axis whole where its lines fit (whole_max_length), else by segments. The
+    // segments' passes read and write lines along the transposed scratch's rows, so an
+    // axis by segments makes the other write or read that scratch too.
+    const bool whole_y = takes_whole<S, A, A>(height), whole_x = takes_whole<A, A, O>(width);
+    const bool via_scratch = !whole_y || !whole_x;
     Scratch scratch(stream);
     A *transposed = nullptr, *states = nullptr, *extra = nullptr;
     const int64_t state_count =
         states_per_segment * std::max(int64_t(width) * segments_of(height), int64_t(height) * segments_of(width));
-    cudaError_t e = scratch.take(size_t(width) * size_t(height) * sizeof(A), &transposed);
-    if (e == cudaSuccess) {
-        e = scratch.take(size_t(state_count) * sizeof(A), &states);
+    cudaError_t e = cudaSuccess;
+    if (via_scratch) {
+        e = scratch.take(size_t(width) * size_t(height) * sizeof(A), &transposed);
+        if (e == cudaSuccess) {
+            e = scratch.take(size_t(state_count) * sizeof(A), &states);
+        }
+        if (e == cudaSuccess) {
+            e = scratch.take(size_t(2 * poles * 2) * size_t(std::max(width, height)) * sizeof(A), &extra);
+        }
     }
-    if (e == cudaSuccess) {
-        e = scratch.take(size_t(2 * poles * 2) * size_t(std::max(width, height)) * sizeof(A), &extra);
-    }
+    const S *image = reinterpret_cast<const S *>(uintptr_t(in->device));
+    O *result = reinterpret_cast<O *>(uintptr_t(out->device));
+    const int64_t in_stride = in->dim[1].stride, out_stride = out->dim[1].stride;
     const double *coef = reinterpret_cast<const double *>(uintptr_t(coefficients->device));
     const double *pow = reinterpret_cast<const double *>(uintptr_t(powers->device));
     const int entries = powers->dim[1].extent;
     const auto rule_of = [&](int length) {
         return boundary == boundary_mirror && length == 1 ? boundary_nearest : int(boundary);
     };
+    const auto ranks_of = [](int length) { return (length + whole_chunk - 1) / whole_chunk; };
     const A fill_acc = to_acc(to_storage<S>(fill));
-    if (e == cudaSuccess) {
-        // Along y: the image's columns are the lines; the result transposed (x-major).
-        const Pass<S, A, A> down{.in = reinterpret_cast<const S *>(uintptr_t(in->device)),
-                                 .in_stride = in->dim[1].stride,
+    // Along y: the image's columns are the lines; into the output (both axes whole) or
+    // the transposed scratch (x-major).
+    if (e == cudaSuccess && whole_y) {
+        LinePass<S, A, A> down{.in = image,
+                               .in_line = 1,
+                               .in_sample = in_stride,
+                               .out = via_scratch ? transposed : result,
+                               .out_line = via_scratch ? height : 1,
+                               .out_sample = via_scratch ? 1 : out_stride,
+                               .lines = width,
+                               .length = height,
+                               .ranks = ranks_of(height),
+                               .coefficients = coef + coefficients->dim[1].stride,
+                               .powers = pow + powers->dim[2].stride,
+                               .power_entries = entries,
+                               .rule = rule_of(height),
+                               .fill = fill_acc};
+        e = run_lines(down, stream);
+    } else if (e == cudaSuccess) {
+        const Pass<S, A, A> down{.in = image,
+                                 .in_stride = in_stride,
                                  .lines = width,
                                  .length = height,
                                  .segments = int(segments_of(height)),
@@ -454,15 +964,32 @@ int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *pow
                                  .fill = fill_acc};
         e = run_pass(down, stream);
     }
-    if (e == cudaSuccess) {
-        // Along x: the transposed result's columns are the image's rows; transposed back.
+    // Along x: the image's rows, from the output in place (each block reads its part of
+    // its lines before it writes them) or from the transposed scratch.
+    if (e == cudaSuccess && whole_x) {
+        LinePass<A, A, O> across{.in = via_scratch ? transposed : result,
+                                 .in_line = via_scratch ? 1 : out_stride,
+                                 .in_sample = via_scratch ? height : 1,
+                                 .out = result,
+                                 .out_line = out_stride,
+                                 .out_sample = 1,
+                                 .lines = height,
+                                 .length = width,
+                                 .ranks = ranks_of(width),
+                                 .coefficients = coef,
+                                 .powers = pow,
+                                 .power_entries = entries,
+                                 .rule = rule_of(width),
+                                 .fill = fill_acc};
+        e = run_lines(across, stream);
+    } else if (e == cudaSuccess) {
         const Pass<A, A, O> across{.in = transposed,
                                    .in_stride = height,
                                    .lines = height,
                                    .length = width,
                                    .segments = int(segments_of(width)),
-                                   .out = reinterpret_cast<O *>(uintptr_t(out->device)),
-                                   .out_stride = out->dim[1].stride,
+                                   .out = result,
+                                   .out_stride = out_stride,
                                    .states = states,
                                    .extra = extra,
                                    .coefficients = coef,
