@@ -102,17 +102,14 @@ protected:
     void SetUp() override { skip_without_cuda(std::get<0>(GetParam())); }
 };
 
-TEST_P(RecursiveGaussian, MatchesUntruncatedGaussianOnEveryBoundary) {
-    const auto [device, precision] = GetParam();
-    struct Case {
-        int width, height;
-        double sigma;
-    };
-    // Shapes from one sample to more than two segments of the CUDA stage (64) per line;
-    // sigmas from the smallest allowed to 20 times the image.
-    const std::vector<Case> cases = {{67, 45, 0.5}, {67, 45, 3.0},   {1, 1, 2.0},   {1, 7, 1.5},    {9, 1, 1.0},
-                                     {2, 2, 4.0},   {130, 97, 12.0}, {5, 3, 100.0}, {150, 2, 30.0}, {31, 200, 1000.0}};
-    for (const Case &c : cases) {
+struct BlurCase {
+    int width, height;
+    double sigma;
+};
+
+// Each case on every boundary, fresh data, poisoned output, against the reference.
+void expect_blurs_match(Device device, Precision precision, const std::vector<BlurCase> &cases, double fill) {
+    for (const BlurCase &c : cases) {
         for (Boundary b :
              {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
             SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " sigma " +
@@ -123,7 +120,7 @@ TEST_P(RecursiveGaussian, MatchesUntruncatedGaussianOnEveryBoundary) {
             o.device = device;
             o.precision = precision;
             o.boundary = b;
-            o.fill_value = 0.25;
+            o.fill_value = fill;
             Halide::Runtime::Buffer<> out(output_type(precision), c.width, c.height);
             poison(out);
             const Dispatch d = gaussian_blur(image, out, c.sigma, o, GaussianMethod::recursive);
@@ -131,10 +128,28 @@ TEST_P(RecursiveGaussian, MatchesUntruncatedGaussianOnEveryBoundary) {
             EXPECT_EQ(d.device, device);
             EXPECT_THAT(d.variant, HasSubstr("recursive_gaussian"));
             Reference ref;
-            ref.value = reference_blur(img, c.sigma, b, 0.25);
+            ref.value = reference_blur(img, c.sigma, b, fill);
             EXPECT_TRUE(matches_reference_within(out, ref, precision, tolerance(c.sigma, precision, 1.0)));
         }
     }
+}
+
+// Shapes from one sample to more than two segments of the CUDA stage per line; sigmas
+// from the smallest allowed to 20 times the image.
+TEST_P(RecursiveGaussian, MatchesUntruncatedGaussianOnEveryBoundary) {
+    const auto [device, precision] = GetParam();
+    expect_blurs_match(device, precision,
+                       {{67, 45, 0.5},
+                        {67, 45, 3.0},
+                        {1, 1, 2.0},
+                        {1, 7, 1.5},
+                        {9, 1, 1.0},
+                        {2, 2, 4.0},
+                        {130, 97, 12.0},
+                        {5, 3, 100.0},
+                        {150, 2, 30.0},
+                        {31, 200, 1000.0}},
+                       0.25);
 }
 
 // Lines longer than a CUDA block's chunk (1024 samples), whose states cross blocks: up
@@ -142,33 +157,17 @@ TEST_P(RecursiveGaussian, MatchesUntruncatedGaussianOnEveryBoundary) {
 // samples; with each axis whole or by segments, and sigmas reaching across the chunks.
 TEST_P(RecursiveGaussian, LinesAcrossBlocks) {
     const auto [device, precision] = GetParam();
-    struct Case {
-        int width, height;
-        double sigma;
-    };
-    const std::vector<Case> cases = {{2500, 3, 4.0},  {3, 2500, 25.0}, {8192, 2, 2.0},  {8193, 2, 2.0},  {3, 8200, 3.0},
-                                     {1025, 9, 10.0}, {2, 1026, 0.7},  {33, 2049, 5.0}, {1030, 2, 400.0}};
-    for (const Case &c : cases) {
-        for (Boundary b :
-             {Boundary::constant, Boundary::nearest, Boundary::reflect, Boundary::mirror, Boundary::wrap}) {
-            SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " sigma " +
-                         std::to_string(c.sigma) + " boundary " + to_string(b));
-            Image img;
-            Halide::Runtime::Buffer<> image = random_buffer(storage_type(precision), c.width, c.height, img);
-            Options o;
-            o.device = device;
-            o.precision = precision;
-            o.boundary = b;
-            o.fill_value = -0.5;
-            Halide::Runtime::Buffer<> out(output_type(precision), c.width, c.height);
-            poison(out);
-            gaussian_blur(image, out, c.sigma, o, GaussianMethod::recursive);
-            out.copy_to_host();
-            Reference ref;
-            ref.value = reference_blur(img, c.sigma, b, -0.5);
-            EXPECT_TRUE(matches_reference_within(out, ref, precision, tolerance(c.sigma, precision, 1.0)));
-        }
-    }
+    expect_blurs_match(device, precision,
+                       {{2500, 3, 4.0},
+                        {3, 2500, 25.0},
+                        {8192, 2, 2.0},
+                        {8193, 2, 2.0},
+                        {3, 8200, 3.0},
+                        {1025, 9, 10.0},
+                        {2, 1026, 0.7},
+                        {33, 2049, 5.0},
+                        {1030, 2, 400.0}},
+                       -0.5);
 }
 
 // A plan made once runs many images, and an image placed at non-zero mins is read from its own.
