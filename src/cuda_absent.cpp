@@ -40,6 +40,10 @@ size_t tensor_core_workspace_bytes(const char *, const char *, int, int, int, in
     refuse();
 }
 
+size_t recursive_gaussian_workspace_bytes(Precision, Extent2d) {
+    refuse();
+}
+
 std::shared_ptr<rk::PreparedFft> prepare_fft(Precision, Extent2d, Extent2d) {
     refuse();
 }

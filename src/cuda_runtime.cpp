@@ -14,6 +14,7 @@
 #include "cuda_check.h"
 #include "fft/halconv_fft.h"
 #include "internal.h"
+#include "recursive/halconv_rg.h"
 #include "single_channel/halconv_tc.h"
 #include "staging/staging.h"
 
@@ -155,6 +156,10 @@ std::pair<int, int> current_compute_capability() {
 size_t tensor_core_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,
                                    int kernel_width, int kernel_height) {
     return halconv_tc_workspace_bytes(variant, precision, out_width, out_height, kernel_width, kernel_height);
+}
+
+size_t recursive_gaussian_workspace_bytes(Precision precision, Extent2d extent) {
+    return halconv_rg_workspace_bytes(to_string(precision), extent.width, extent.height);
 }
 
 std::shared_ptr<rk::PreparedFft> prepare_fft(Precision precision, Extent2d output, Extent2d kernel) {

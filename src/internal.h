@@ -65,6 +65,9 @@ std::pair<int, int> current_compute_capability();
 // SIZE_MAX for an unknown variant or a precision it lacks.
 size_t tensor_core_workspace_bytes(const char *variant, const char *precision, int out_width, int out_height,
                                    int kernel_width, int kernel_height);
+// Device bytes of scratch the recursive Gaussian's CUDA stage takes for an image of
+// `extent` on the current device (halconv_rg_workspace_bytes).
+size_t recursive_gaussian_workspace_bytes(Precision precision, Extent2d extent);
 // The FFT stage's cuFFT plans and kernel spectrum (runtime_kernels/fft/halconv_fft.h), which
 // a plan prepares once: plans for this output and kernel (Error(unsupported) when the
 // kernel is too large, Error(device) on a cuFFT failure), then the kernel's spectrum

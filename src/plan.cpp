@@ -314,8 +314,11 @@ void finish(PlanState &s) {
         }
     }
     if (row.signature == internal::Signature::recursive_gaussian && cuda) {
-        s.extern_bytes =
-            rk::rg::workspace_bytes(s.image.width, s.image.height, recursive_sum_bytes(s.options.precision));
+        s.extern_bytes = internal::recursive_gaussian_workspace_bytes(s.options.precision, s.image);
+        if (s.extern_bytes == SIZE_MAX) {
+            throw Error(ErrorCode::internal,
+                        std::string("no recursive Gaussian workspace size for ") + to_string(s.options.precision));
+        }
         device_bytes = rk::align_scratch(s.extern_bytes);
     }
     if (row.autoscheduled &&

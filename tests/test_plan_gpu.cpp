@@ -11,6 +11,7 @@
 #include "common/workspace.h"
 #include "cuda_spin_kernel.h"
 #include "multichannel/halconv_mc.h"
+#include "recursive/recursive_layout.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -341,6 +342,47 @@ TEST_F(PlanGpuStreams, ShortLivedPlansOnOneStream) {
         }
     }
     cudaStreamDestroy(stream);
+}
+
+// The recursive Gaussian's plan holds the scratch its stage takes on this device: none
+// where both axes go by whole lines (a 300 x 200 float32 image, one block per line on
+// any device this builds for), the transposed image and the segments' states where an
+// axis goes by segments (lines past 8192 samples). Applies after the first allocate
+// nothing and give the one-shot call's bits.
+TEST_F(PlanGpuStreams, RecursiveGaussianRunsInThePlansWorkspace) {
+    for (const Extent2d e : {Extent2d{300, 200}, Extent2d{9000, 3}, Extent2d{3, 9000}}) {
+        for (Precision p : {Precision::f32, Precision::f64, Precision::f16f32}) {
+            SCOPED_TRACE(::testing::Message() << e.width << "x" << e.height << " " << to_string(p));
+            Image img;
+            Halide::Runtime::Buffer<> image = random_buffer(storage_type(p), e.width, e.height, img);
+            Options o;
+            o.device = Device::cuda;
+            o.precision = p;
+            o.boundary = Boundary::reflect;
+            const Plan plan = Plan::gaussian(e, 4.0, o, GaussianMethod::recursive);
+            const size_t by_segments = rk::rg::workspace_bytes(e.width, e.height, p == Precision::f64 ? 8 : 4);
+            if (e.width <= 1024 && e.height <= 1024 && p != Precision::f64) {
+                EXPECT_EQ(plan.workspace_bytes(), 0u);
+            } else if (e.width > 8192 || e.height > 8192) {
+                EXPECT_GE(plan.workspace_bytes(), by_segments);
+            }
+            Halide::Runtime::Buffer<> out = plan.allocate_output();
+            out.device_malloc(cuda_device_interface());
+            uint64_t allocated = 0;
+            for (int r = 0; r < 3; r++) {
+                const uint64_t before = rk::scratch_allocations();
+                plan.apply(image, out);
+                allocated += r > 0 ? rk::scratch_allocations() - before : 0;
+            }
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+            EXPECT_EQ(allocated, 0u);
+            Halide::Runtime::Buffer<> want = plan.allocate_output();
+            gaussian_blur(image, want, 4.0, o, GaussianMethod::recursive);
+            want.copy_to_host();
+            out.copy_to_host();
+            EXPECT_TRUE(same_bits(out, want));
+        }
+    }
 }
 
 // f32 on tensor cores takes the most scratch of any stage (on Hopper the split image's

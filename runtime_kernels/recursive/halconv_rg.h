@@ -23,6 +23,7 @@
 //   f16f32: float16 samples, float32 sums and output
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "HalideRuntime.h"
@@ -30,6 +31,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+// Device bytes of scratch the stage takes for a width x height image in `precision`
+// ("f64", "f32", "f16f32") on the current device: 0 where both axes go by whole lines;
+// SIZE_MAX for an unknown precision.
+size_t halconv_rg_workspace_bytes(const char *precision, int32_t width, int32_t height);
 
 int halconv_rg_segments_f64(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *powers,
                             int32_t boundary, double fill, halide_buffer_t *out);

@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
+#include <string_view>
 
 #include "common/extern_call.cuh"
 #include "common/workspace.h"
@@ -822,6 +824,20 @@ bool takes_whole(int length) {
     return yes;
 }
 
+// Which axes of a width x height image the current device filters by whole lines, with
+// samples S, sums A and output O: what run() does and the workspace query reports.
+template <typename S, typename A, typename O>
+struct WholeAxes {
+    bool x, y;
+    WholeAxes(int width, int height) : x(takes_whole<A, A, O>(width)), y(takes_whole<S, A, A>(height)) {}
+    bool via_scratch() const { return !x || !y; }
+};
+
+template <typename S, typename A, typename O>
+size_t workspace_for(int width, int height) {
+    return WholeAxes<S, A, O>(width, height).via_scratch() ? workspace_bytes(width, height, int(sizeof(A))) : 0;
+}
+
 template <typename In, typename A, typename Out>
 cudaError_t run_lines(const LinePass<In, A, Out> &p, cudaStream_t stream) {
     constexpr auto kernel = filter_lines<In, A, Out>;
@@ -902,8 +918,8 @@ int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *pow
     // Each axis whole where its lines fit (whole_max_length), else by segments. The
     // segments' passes read and write lines along the transposed scratch's rows, so an
     // axis by segments makes the other write or read that scratch too.
-    const bool whole_y = takes_whole<S, A, A>(height), whole_x = takes_whole<A, A, O>(width);
-    const bool via_scratch = !whole_y || !whole_x;
+    const WholeAxes<S, A, O> whole(width, height);
+    const bool whole_y = whole.y, whole_x = whole.x, via_scratch = whole.via_scratch();
     Scratch scratch(stream);
     A *transposed = nullptr, *states = nullptr, *extra = nullptr;
     const int64_t state_count =
@@ -1009,6 +1025,15 @@ int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *pow
 using halconv::rk::rg::run;
 
 extern "C" {
+
+size_t halconv_rg_workspace_bytes(const char *precision, int32_t width, int32_t height) {
+    using halconv::rk::rg::workspace_for;
+    const std::string_view p = precision;
+    return p == "f64"      ? workspace_for<double, double, double>(width, height)
+           : p == "f32"    ? workspace_for<float, float, float>(width, height)
+           : p == "f16f32" ? workspace_for<__half, float, float>(width, height)
+                           : SIZE_MAX;
+}
 
 int halconv_rg_segments_f64(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *powers,
                             int32_t boundary, double fill, halide_buffer_t *out) {
