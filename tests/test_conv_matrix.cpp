@@ -605,18 +605,10 @@ TEST(CudaGridLimits, TallAndWideImagesOnEveryGpuAlgorithm) {
         {1, 1000000}, {1000000, 1}, {65536, 2048}, {2048, 200000}, {too_wide, 3}};
     for (const auto &[w, h] : sizes) {
         for (const Precision precision : {Precision::f32, Precision::f16f32}) {
-            // Samples in [-1, 1) from a hash of the position: cheap to make and to look up.
-            const auto sample = [](int64_t x, int64_t y) {
-                uint64_t v = uint64_t(x) * 0x9E3779B97F4A7C15ull ^ uint64_t(y) * 0xC2B2AE3D27D4EB4Full;
-                v ^= v >> 29;
-                v *= 0xBF58476D1CE4E5B9ull;
-                v ^= v >> 32;
-                return double(v >> 40) / double(1ull << 23) - 1.0;  // 24 bits: exact in float32
-            };
             Halide::Runtime::Buffer<> input(storage_type(precision), w, h);
             for (int64_t y = 0; y < h; y++) {
                 for (int64_t x = 0; x < w; x++) {
-                    store(input, size_t(y) * size_t(w) + size_t(x), sample(x, y));
+                    store(input, size_t(y) * size_t(w) + size_t(x), hash_sample(x, y));
                 }
             }
             ASSERT_EQ(input.copy_to_device(cuda_device_interface()), 0);

@@ -5,10 +5,14 @@
 // data, poisoned outputs; and the errors it owes.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <random>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "recursive/recursive_layout.h"
 #include "test_support.h"
@@ -227,6 +231,51 @@ TEST_P(RecursiveGaussian, LongLines) {
             },
             ErrorCode::unsupported, {"a line of", "device cpu takes any"});
         EXPECT_NO_THROW((void)Plan::gaussian({int(longest), 1}, 2.0, o, GaussianMethod::recursive));
+    }
+}
+
+// Very tall and very wide images on CUDA (CudaGridLimits' sizes): whole lines in more
+// groups of lines than a grid's y extent holds, and the long axis by segments. Outputs
+// at 4096 positions, the corners among them, against the untruncated Gaussian there.
+TEST(RecursiveGaussianCuda, TallAndWideImages) {
+    if (!cuda_available()) {
+        GTEST_SKIP() << "no CUDA device on this machine: GPU variants are tested on a GPU machine (scripts/gpu-check)";
+    }
+    const double sigma = 2.0;
+    int reach = 0;
+    const std::vector<double> g = untruncated_taps(sigma, &reach);
+    for (const auto &[w, h] : {std::pair{1, 1000000}, {1000000, 1}, {65536, 2048}, {2048, 200000}}) {
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
+        Halide::Runtime::Buffer<> input(halide_type_t(halide_type_float, 32), w, h);
+        for (int64_t y = 0; y < h; y++) {
+            for (int64_t x = 0; x < w; x++) {
+                store(input, size_t(y) * size_t(w) + size_t(x), hash_sample(x, y));
+            }
+        }
+        Options o;
+        o.device = Device::cuda;
+        o.precision = Precision::f32;
+        o.boundary = Boundary::reflect;
+        Halide::Runtime::Buffer<> out(halide_type_t(halide_type_float, 32), w, h);
+        poison(out);
+        gaussian_blur(input, out, sigma, o, GaussianMethod::recursive);
+        ASSERT_EQ(out.copy_to_host(), 0);
+        std::uniform_int_distribution<int> px(0, w - 1), py(0, h - 1);
+        double worst = 0.0;
+        for (int n = 0; n < 4096; n++) {
+            const int x = n < 4 ? (n & 1) * (w - 1) : px(rng()), y = n < 4 ? (n >> 1) * (h - 1) : py(rng());
+            double want = 0.0;
+            for (int j = -reach; j <= reach; j++) {
+                double row = 0.0;
+                for (int i = -reach; i <= reach; i++) {
+                    row += g[size_t(i + reach)] * hash_sample(boundary_index(x + i, w, Boundary::reflect),
+                                                              boundary_index(y + j, h, Boundary::reflect));
+                }
+                want += g[size_t(j + reach)] * row;
+            }
+            worst = std::max(worst, std::fabs(load(out, size_t(y) * size_t(w) + size_t(x)) - want));
+        }
+        EXPECT_LE(worst, tolerance(sigma, Precision::f32, 1.0));
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -126,6 +127,16 @@ inline bool same_bits(const Halide::Runtime::Buffer<> &a, const Halide::Runtime:
     }
     const size_t bytes = a.number_of_elements() * a.type().bytes();
     return std::equal(a.raw_buffer()->host, a.raw_buffer()->host + bytes, b.raw_buffer()->host);
+}
+
+// A sample in [-1, 1) from a hash of its position, 24 bits (exact in float32): cheap to
+// make and to look up again for images too large to keep a float64 copy of.
+inline double hash_sample(int64_t x, int64_t y) {
+    uint64_t v = uint64_t(x) * 0x9E3779B97F4A7C15ull ^ uint64_t(y) * 0xC2B2AE3D27D4EB4Full;
+    v ^= v >> 29;
+    v *= 0xBF58476D1CE4E5B9ull;
+    v ^= v >> 32;
+    return double(v >> 40) / double(1ull << 23) - 1.0;
 }
 
 inline void poison(Halide::Runtime::Buffer<> &b) {
