@@ -38,7 +38,6 @@ protected:
     }
 };
 
-// Runs one case and checks it against the float64 reference; returns what ran.
 // What a factored (separable) result loses beyond rounding: the stored kernel is rank-1
 // only within rounding (or, under auto, within rank1_tolerance), so the factorization
 // drops its residual (a Frobenius norm, factor_error) per tap, times the window's sum |x|
@@ -62,6 +61,7 @@ FactoredBound factored_bound(const Image &img, const Image &ker, Mode mode, Boun
     return {rank1_relative_residual(k64) * std::sqrt(norm), correlate_reference(img, ones, mode, boundary, fill, flip)};
 }
 
+// Runs one case and checks it against the float64 reference; returns what ran.
 Dispatch run_case(Device device, Algorithm algorithm, Precision precision, const Shape &s, Mode mode, Boundary boundary,
                   bool flip, bool rank1_kernel) {
     std::uniform_real_distribution<double> fill_dist(-2.0, 2.0);

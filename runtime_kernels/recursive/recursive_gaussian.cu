@@ -779,6 +779,24 @@ constexpr size_t whole_shared_bytes = 2 * sizeof(A) * whole_lines *whole_line_pi
                                       sizeof(ChunkTotals<A>) * whole_lines + sizeof(LineCarries<A>) * whole_lines *poles
                                       + sizeof(Cx<A>) * poles * 33;
 
+// The launch of filter_lines over `groups` groups of lines of `ranks` chunks: a cluster of
+// `ranks` blocks along x where a line has several (`attribute` holds its dimension and
+// must outlive the configuration).
+template <typename A>
+cudaLaunchConfig_t line_launch(int ranks, int groups, cudaStream_t stream, cudaLaunchAttribute *attribute) {
+    attribute->id = cudaLaunchAttributeClusterDimension;
+    attribute->val.clusterDim.x = unsigned(ranks);
+    attribute->val.clusterDim.y = attribute->val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(ranks), unsigned(std::min(groups, 65535)));
+    config.blockDim = dim3(32, whole_lines);
+    config.dynamicSmemBytes = whole_shared_bytes<A>;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = ranks > 1 ? 1 : 0;
+    return config;
+}
+
 // Whether the current device takes a line of `length` whole: the block's shared memory
 // fits, and a line of several chunks finds its cluster (sm_90 and later) a place.
 template <typename In, typename A, typename Out>
@@ -798,23 +816,20 @@ bool takes_whole(int length) {
     if (const int v = answer.load(std::memory_order_acquire); v != 0) {
         return v == 2;
     }
+    // The kernel's attributes on this device are set here, where a length is first taken
+    // (run_lines launches only what this took): its opt-in shared memory, and the largest
+    // carveout (the default one left room for fewer blocks than the registers allow).
+    constexpr auto kernel = filter_lines<In, A, Out>;
     DeviceFacts facts;
     bool yes = device_facts(&facts) == cudaSuccess && size_t(facts.smem_limit) >= whole_shared_bytes<A> &&
-               (ranks == 1 || facts.major >= 9) &&
-               allow_opt_in_shared_memory<filter_lines<In, A, Out>>() == cudaSuccess;
+               (ranks == 1 || facts.major >= 9) && allow_opt_in_shared_memory<kernel>() == cudaSuccess &&
+               cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared) == cudaSuccess;
     if (yes && ranks > 1) {
-        cudaLaunchConfig_t config{};
         cudaLaunchAttribute attribute{};
-        attribute.id = cudaLaunchAttributeClusterDimension;
-        attribute.val.clusterDim.x = unsigned(ranks);
-        attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-        config.gridDim = dim3(unsigned(ranks), 1);
-        config.blockDim = dim3(32, whole_lines);
-        config.dynamicSmemBytes = whole_shared_bytes<A>;
-        config.attrs = &attribute;
-        config.numAttrs = 1;
+        const cudaLaunchConfig_t config = line_launch<A>(ranks, 1, nullptr, &attribute);
         int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, filter_lines<In, A, Out>, &config) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
             (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
             clusters = 0;
         }
@@ -838,41 +853,13 @@ size_t workspace_for(int width, int height) {
     return WholeAxes<S, A, O>(width, height).via_scratch() ? workspace_bytes(width, height, int(sizeof(A))) : 0;
 }
 
+// Launches a pass whose length takes_whole took on the current device.
 template <typename In, typename A, typename Out>
 cudaError_t run_lines(const LinePass<In, A, Out> &p, cudaStream_t stream) {
-    constexpr auto kernel = filter_lines<In, A, Out>;
-    if (const cudaError_t e = allow_opt_in_shared_memory<kernel>(); e != cudaSuccess) {
-        return e;
-    }
-    // The largest shared-memory carveout: the default one left room for fewer blocks
-    // than the registers allow. A hint per device, set once.
-    constexpr int cached_devices = 64;
-    static std::array<std::atomic<bool>, cached_devices> carved{};
-    int device = 0;
-    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
-        return e;
-    }
-    if (device >= 0 && device < cached_devices && !carved[size_t(device)].load(std::memory_order_acquire)) {
-        if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                       cudaSharedmemCarveoutMaxShared);
-            e != cudaSuccess) {
-            return e;
-        }
-        carved[size_t(device)].store(true, std::memory_order_release);
-    }
-    const int groups = (p.lines + whole_lines - 1) / whole_lines;
-    cudaLaunchConfig_t config{};
     cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = unsigned(p.ranks);
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    config.gridDim = dim3(unsigned(p.ranks), unsigned(std::min(groups, 65535)));
-    config.blockDim = dim3(32, whole_lines);
-    config.dynamicSmemBytes = whole_shared_bytes<A>;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = p.ranks > 1 ? 1 : 0;
-    return cudaLaunchKernelEx(&config, kernel, p);
+    const cudaLaunchConfig_t config =
+        line_launch<A>(p.ranks, (p.lines + whole_lines - 1) / whole_lines, stream, &attribute);
+    return cudaLaunchKernelEx(&config, filter_lines<In, A, Out>, p);
 }
 
 template <typename In, typename A, typename Out>
@@ -922,10 +909,10 @@ int run(halide_buffer_t *in, halide_buffer_t *coefficients, halide_buffer_t *pow
     const bool whole_y = whole.y, whole_x = whole.x, via_scratch = whole.via_scratch();
     Scratch scratch(stream);
     A *transposed = nullptr, *states = nullptr, *extra = nullptr;
-    const int64_t state_count =
-        states_per_segment * std::max(int64_t(width) * segments_of(height), int64_t(height) * segments_of(width));
     cudaError_t e = cudaSuccess;
     if (via_scratch) {
+        const int64_t state_count =
+            states_per_segment * std::max(int64_t(width) * segments_of(height), int64_t(height) * segments_of(width));
         e = scratch.take(size_t(width) * size_t(height) * sizeof(A), &transposed);
         if (e == cudaSuccess) {
             e = scratch.take(size_t(state_count) * sizeof(A), &states);
