@@ -1,14 +1,19 @@
 // Stand-alone probe of the sliding separable kernel (runtime_kernels/separable/) and of the
-// tensor-core experiment beside it (separable_tensor_core.cuh): launched directly, checked
-// against float64 sums over every boundary, mode and flip, and timed side by side.
+// tensor-core experiments beside it (separable_tensor_core.cuh: 3xTF32;
+// separable_tensor_core_f16.cuh: float16 parts): launched directly, checked against float64
+// sums over every boundary, mode and flip (and images holding a NaN and infinities), and
+// timed side by side.
 // Build: nvcc -Iruntime_kernels -isystem <halide>/include -O3 -std=c++20 -arch=sm_90 <this> -o probe
 #include <cstdio>
 #include <random>
 #include <vector>
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include "separable/separable_sliding.cu"
 #include "probe_support.cuh"
 #include "separable_tensor_core.cuh"
+#include "separable_tensor_core_f16.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::sep;
@@ -17,33 +22,50 @@ static int64_t src_index(int64_t i, int64_t n, int b) { return band_source_index
 
 struct Case { int w, h, kw, kh, ow, oh, ox, oy, boundary; bool flip; };
 
-// The tensor-core experiment's layout for p's kernel on this device: tile_columns 0 where
-// it does not take the kernel (kw + kh < 40, or shared memory) and with cuda_cores.
-TcLayout case_layout(const SlidingArgs<float, float> &p, bool cuda_cores) {
+// What a case runs: the library's CUDA-core pass, or one of the tensor-core experiments
+// where it takes the kernel (tf32: kw + kh >= 40; f16: every kernel), else the CUDA-core pass.
+enum class Variant { cuda_cores, tf32, f16 };
+const char *variant_name(Variant v) { return v == Variant::cuda_cores ? "CUDA cores" : v == Variant::tf32 ? "3xTF32" : "f16 parts"; }
+
+struct Chosen { Variant variant; TcLayout layout; };
+
+Chosen case_layout(const SlidingArgs<float, float> &p, Variant v) {
     int d = 0, per_block = 0, per_sm = 0;
     CK(cudaGetDevice(&d));
     CK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
     CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d));
-    return cuda_cores ? TcLayout{} : tensor_core_layout(p.kw, p.kh, 4, size_t(per_block), size_t(per_sm));
+    if (v == Variant::tf32) return {v, tensor_core_layout(p.kw, p.kh, 4, size_t(per_block), size_t(per_sm))};
+    if (v == Variant::f16) return {v, f16_layout(p.kw, p.kh, size_t(per_block), size_t(per_sm), 2)};
+    return {v, TcLayout{}};
 }
 
-// The tensor-core experiment with tc where it has a layout, else the library's CUDA-core pass.
-cudaError_t launch_case(SlidingArgs<float, float> &p, const TcLayout &tc) {
+cudaError_t launch_case(SlidingArgs<float, float> &p, const Chosen &c) {
+    const TcLayout &tc = c.layout;
     if (tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);
     SlidingArgs<float, float> q = p;
     q.layout = tc;
+    if (c.variant == Variant::f16)
+        return tc.tile_columns == 128 ? launch_f16_tile<float, 128>(q, tc.stages, nullptr)
+                                      : launch_f16_tile<float, 64>(q, tc.stages, nullptr);
     return tc.tile_columns == 128 ? launch_tensor_core_tile<float, 128>(q, tc.stages, nullptr)
                                   : launch_tensor_core_tile<float, 64>(q, tc.stages, nullptr);
 }
 
 // Returns max relative error over checked outputs (all when few, else a sample).
-double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = false) {
+// nonfinite: a NaN, +inf and -inf planted in the image; every output must then be NaN,
+// infinite or finite as the float64 sum is (and within the bound where finite).
+double run_case(const Case &c, bool time_it, float *ms_out, Variant variant, bool nonfinite = false) {
     std::mt19937 rng(c.w * 131 + c.kw);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     std::vector<float> img(size_t(c.w) * c.h), rt(c.kw), ct(c.kh);
     for (auto &v : img) v = d(rng);
     for (auto &v : rt) v = d(rng);
     for (auto &v : ct) v = d(rng);
+    if (nonfinite) {
+        img[size_t(c.h / 3) * c.w + c.w / 4] = NAN;
+        img[size_t(c.h / 2) * c.w + c.w / 2] = INFINITY;
+        img[size_t(2 * c.h / 3) * c.w + (3 * c.w) / 4] = -INFINITY;
+    }
     float *dimg, *dout, *drt, *dct;
     CK(cudaMalloc(&dimg, img.size() * 4)); CK(cudaMalloc(&dout, size_t(c.ow) * c.oh * 4));
     CK(cudaMalloc(&drt, c.kw * 4)); CK(cudaMalloc(&dct, c.kh * 4));
@@ -61,7 +83,7 @@ double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = fa
     p.out = dout; p.out_stride = c.ow; p.out_width = c.ow; p.out_height = c.oh;
     p.row_taps = drt; p.col_taps = dct; p.kw = c.kw; p.kh = c.kh; p.flip = c.flip;
     p.boundary = c.boundary; p.fill = 0.25f; p.base_x = -c.ox; p.base_y = -c.oy;
-    const TcLayout tc = case_layout(p, cuda_cores);
+    const Chosen tc = case_layout(p, variant);
     CK(launch_case(p, tc));
     CK(cudaDeviceSynchronize());
     if (time_it) {
@@ -99,6 +121,11 @@ double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = fa
             s += ct[c.flip ? c.kh - 1 - j : j] * r; m += std::fabs(ct[c.flip ? c.kh - 1 - j : j]) * rm;
         }
         const double got = out[idx];
+        if (!std::isfinite(s) || !std::isfinite(got)) {
+            const bool same = std::isnan(s) ? std::isnan(got) : got == s;
+            if (!same) { worst = 1e9; break; }
+            continue;
+        }
         const double err = std::fabs(got - s) / std::max(m, 1e-30);
         if (!(err <= 1e300)) { worst = 1e9; break; }
         worst = std::max(worst, err);
@@ -107,44 +134,56 @@ double run_case(const Case &c, bool time_it, float *ms_out, bool cuda_cores = fa
     return worst;
 }
 
-int main(int argc, char **argv) {
-    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores] (for a profiler)
-        const int k = atoi(argv[1]), size = atoi(argv[2]);
-        Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
-        float ms = 0;
-        const double e = run_case(c, true, &ms, argc > 3);
-        printf("%d^2 K=%3d  %.4f ms  err %.2g\n", size, k, ms, e);
-        return 0;
-    }
-    int bad = 0;
+// Every case of the sweep, each also with non-finite samples, through `variant`; returns
+// the failures.
+int check(Variant variant) {
+    int bad = 0, n = 0, cases = 0;
     double worst_ratio = 0;
-    printf("correctness (max |err| / sum|terms|; bound ~ (kw + kh) 2^-24):\n");
     const int ks[][2] = {{1,1},{3,3},{8,8},{9,17},{31,7},{63,63},{127,127},{127,3},{3,127},{13,250},{100,90},
                          {20,20},{21,19},{33,9},{41,1},{1,41},{64,64},{65,65},{95,95}};
     const int sizes[][2] = {{333,517},{64,32},{45,40},{1,300},{300,1},{1000,70}};
-    int n = 0;
     for (auto &k : ks) for (auto &s : sizes) for (int mode = 0; mode < 3; mode++) {
         Case c{s[0], s[1], k[0], k[1], 0, 0, 0, 0, n % 5, n % 2 == 1}; n++;
         if (mode == 0) { c.ow = s[0]; c.oh = s[1]; c.ox = (k[0] - 1) / 2; c.oy = (k[1] - 1) / 2; }
         else if (mode == 1) { c.ow = s[0] - k[0] + 1; c.oh = s[1] - k[1] + 1; if (c.ow < 1 || c.oh < 1) continue; }
         else { c.ow = s[0] + k[0] - 1; c.oh = s[1] + k[1] - 1; c.ox = k[0] - 1; c.oy = k[1] - 1; }
         if (!sliding_fits(c.kw, c.kh, 4)) continue;
-        float ms;
-        const double e = run_case(c, false, &ms);
-        const bool ok = e <= (c.kw + c.kh + 4) * 6e-8;
-        if (!ok) { bad++; printf("FAIL %dx%d K %dx%d mode %d boundary %d flip %d: %.3g\n", c.w, c.h, c.kw, c.kh, mode, c.boundary, int(c.flip), e); }
-        worst_ratio = std::max(worst_ratio, e / ((c.kw + c.kh + 4) * 6e-8));
+        for (bool nonfinite : {false, true}) {
+            if (nonfinite && (c.w < 4 || c.h < 4)) continue;
+            float ms;
+            const double e = run_case(c, false, &ms, variant, nonfinite);
+            const bool ok = e <= (c.kw + c.kh + 4) * 6e-8;
+            cases++;
+            if (!ok) { bad++; printf("FAIL %s %dx%d K %dx%d mode %d boundary %d flip %d nonfinite %d: %.3g\n", variant_name(variant), c.w, c.h, c.kw, c.kh, mode, c.boundary, int(c.flip), int(nonfinite), e); }
+            worst_ratio = std::max(worst_ratio, e / ((c.kw + c.kh + 4) * 6e-8));
+        }
     }
-    printf("%d cases, %d failed; largest error / bound %.3f\n", n, bad, worst_ratio);
-    printf("time (same mode, reflect, f32, median of 20, ms):\n");
-    for (int size : {4096, 8192}) for (int k : {15, 21, 31, 63, 95, 127}) {
+    printf("%s: %d cases, %d failed; largest error / bound %.3f\n", variant_name(variant), cases, bad, worst_ratio);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores|tf32|f16] (for a profiler)
+        const int k = atoi(argv[1]), size = atoi(argv[2]);
         Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
-        float ms = 0, core_ms = 0;
-        const double e = run_case(c, true, &ms);
-        const double core_e = run_case(c, true, &core_ms, true);
+        float ms = 0;
+        const std::string v = argc > 3 ? argv[3] : "f16";
+        const double e = run_case(c, true, &ms, v == "cuda-cores" ? Variant::cuda_cores : v == "tf32" ? Variant::tf32 : Variant::f16);
+        printf("%d^2 K=%3d  %.4f ms  err %.2g\n", size, k, ms, e);
+        return 0;
+    }
+    printf("correctness (max |err| / sum|terms|; bound ~ (kw + kh) 2^-24):\n");
+    const int bad = check(Variant::tf32) + check(Variant::f16);
+    printf("time (same mode, reflect, f32, median of 20, ms):\n");
+    for (int size : {4096, 8192}) for (int k : {7, 15, 21, 31, 63, 95, 127}) {
+        Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
+        float ms = 0, tf_ms = 0, core_ms = 0;
+        const double e = run_case(c, true, &ms, Variant::f16);
+        const double tf_e = run_case(c, true, &tf_ms, Variant::tf32);
+        const double core_e = run_case(c, true, &core_ms, Variant::cuda_cores);
         const double floor_ms = 2.0 * size * size * 4 / 3.0e12 * 1e3;
-        printf("%d^2 K=%3d  %.4f ms (CUDA cores %.4f)  (memory floor %.4f, x%.2f; FMA floor %.4f)  err %.2g (CUDA cores %.2g)\n",
-               size, k, ms, core_ms, floor_ms, ms / floor_ms, 2.0 * k * size * size / 33.5e12 * 1e3, e, core_e);
+        printf("%d^2 K=%3d  f16 parts %.4f ms, 3xTF32 %.4f, CUDA cores %.4f  (memory floor %.4f; FMA floor %.4f)  err %.2g / %.2g / %.2g\n",
+               size, k, ms, tf_ms, core_ms, floor_ms, 2.0 * k * size * size / 33.5e12 * 1e3, e, tf_e, core_e);
     }
     return bad != 0;
 }
