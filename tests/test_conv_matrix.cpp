@@ -242,8 +242,8 @@ INSTANTIATE_TEST_SUITE_P(Cuda, CudaTiles, ::testing::Combine(all_algorithms, all
 TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
     for (const int bytes : {8, 4, 2}) {
         const int acc = rk::sep::sliding_accumulator_bytes(bytes);
-        for (const int kw : {1, 2, 7, 8, 9, 31, 63, 64, 65, 127, 200}) {
-            for (const int kh : {1, 2, 16, 17, 31, 63, 127, 250}) {
+        for (const int kw : {1, 2, 7, 8, 9, 31, 63, 64, 65, 127, 151, 193, 200}) {
+            for (const int kh : {1, 2, 16, 17, 31, 63, 127, 151, 193, 250}) {
                 SCOPED_TRACE(std::to_string(bytes) + " bytes, K " + std::to_string(kw) + "x" + std::to_string(kh));
                 const rk::sep::SlidingLayout l = rk::sep::sliding_layout(kw, kh, bytes);
                 if (l.tile_columns == 0) {
@@ -272,14 +272,22 @@ TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
                 }
                 EXPECT_GE(l.stage_bytes, size_t(l.chunk_rows) * size_t(l.stage_pitch) * size_t(bytes));
                 EXPECT_GE(l.ring_bytes, size_t(l.ring_rows) * size_t(l.ring_pitch) * size_t(acc));
-                EXPECT_EQ(l.total_bytes, l.taps_bytes + l.ring_bytes + 2 * l.stage_bytes);
+                EXPECT_EQ(l.total_bytes, l.taps_bytes + l.ring_bytes + l.stage_bytes);
             }
         }
     }
-    EXPECT_TRUE(rk::sep::sliding_fits(127, 127, 4));
-    EXPECT_TRUE(rk::sep::sliding_fits(127, 127, 2));
-    EXPECT_FALSE(rk::sep::sliding_fits(250, 250, 4));
+    // 128-column strips up to 129 taps in float32, 64 from there to 193 (gaussian_blur's
+    // exact taps to sigma 32); float64 to 65, float16 to 225.
     EXPECT_EQ(rk::sep::sliding_layout(3, 3, 4).tile_columns, rk::sep::sliding_tile_widths[0]);
+    EXPECT_EQ(rk::sep::sliding_layout(129, 129, 4).tile_columns, rk::sep::sliding_tile_widths[0]);
+    EXPECT_EQ(rk::sep::sliding_layout(131, 131, 4).tile_columns, rk::sep::sliding_tile_widths[1]);
+    EXPECT_TRUE(rk::sep::sliding_fits(193, 193, 4));
+    EXPECT_FALSE(rk::sep::sliding_fits(195, 195, 4));
+    EXPECT_TRUE(rk::sep::sliding_fits(65, 65, 8));
+    EXPECT_FALSE(rk::sep::sliding_fits(67, 67, 8));
+    EXPECT_TRUE(rk::sep::sliding_fits(225, 225, 2));
+    EXPECT_FALSE(rk::sep::sliding_fits(227, 227, 2));
+    EXPECT_FALSE(rk::sep::sliding_fits(250, 250, 4));
 }
 
 // The CUDA rows' limits from CUDA's grid and the sliding pass's shared memory, as the
@@ -379,11 +387,15 @@ protected:
 TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
     constexpr int64_t max_reference_taps = 25'000'000;
     const Precision precision = GetParam();
-    const std::vector<Shape> shapes = {{333, 517, 1, 1},  {333, 517, 3, 3},  {260, 90, 8, 8},    {131, 97, 9, 17},
-                                       {257, 60, 31, 7},  {90, 50, 63, 63},  {64, 32, 16, 16},   {40, 33, 127, 127},
-                                       {300, 60, 127, 3}, {60, 300, 3, 127}, {24, 300, 13, 250}, {45, 40, 100, 90},
-                                       {1, 70, 5, 9},     {70, 1, 9, 5},     {300, 150, 21, 19}, {1000, 60, 33, 9},
-                                       {70, 1, 41, 1},    {1, 70, 1, 41}};
+    // The last three are past what the layout held with two stage buffers: float32 past 129
+    // taps (several chunks through the ring) and at its largest square kernel, float16
+    // storage at its largest.
+    const std::vector<Shape> shapes = {{333, 517, 1, 1},  {333, 517, 3, 3},  {260, 90, 8, 8},      {131, 97, 9, 17},
+                                       {257, 60, 31, 7},  {90, 50, 63, 63},  {64, 32, 16, 16},     {40, 33, 127, 127},
+                                       {300, 60, 127, 3}, {60, 300, 3, 127}, {24, 300, 13, 250},   {45, 40, 100, 90},
+                                       {1, 70, 5, 9},     {70, 1, 9, 5},     {300, 150, 21, 19},   {1000, 60, 33, 9},
+                                       {70, 1, 41, 1},    {1, 70, 1, 41},    {145, 220, 131, 131}, {27, 24, 193, 193},
+                                       {13, 12, 225, 225}};
     int index = 0;
     for (const Shape &s : shapes) {
         // float16 sums of more than ~250 products have no useful bound; the sliding pass

@@ -52,6 +52,10 @@ cudaError_t launch_case(SlidingArgs<float, float> &p, const Chosen &c) {
 }
 
 // Returns max relative error over checked outputs (all when few, else a sample).
+// The CUDA-core pass's strip width when set (probe K SIZE cuda-cores TILE), else the library's
+// choice (a forced width may need more shared memory than the library's budget).
+int forced_tile = 0;
+
 // nonfinite: a NaN, +inf and -inf planted in the image; every output must then be NaN,
 // infinite or finite as the float64 sum is (and within the bound where finite).
 double run_case(const Case &c, bool time_it, float *ms_out, Variant variant, bool nonfinite = false) {
@@ -74,7 +78,7 @@ double run_case(const Case &c, bool time_it, float *ms_out, Variant variant, boo
     CK(cudaMemcpy(dct, ct.data(), c.kh * 4, cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0xff, size_t(c.ow) * c.oh * 4));
     SlidingArgs<float, float> p{};
-    p.layout = sliding_layout(c.kw, c.kh, 4);
+    p.layout = forced_tile ? sliding_layout_for(forced_tile, c.kw, c.kh, 4) : sliding_layout(c.kw, c.kh, 4);
     if (p.layout.tile_columns == 0) {
         printf("  K %dx%d does not fit the sliding pass\n", c.kw, c.kh);
         exit(1);
@@ -139,7 +143,7 @@ double run_case(const Case &c, bool time_it, float *ms_out, Variant variant, boo
 int check(Variant variant) {
     int bad = 0, n = 0, cases = 0;
     double worst_ratio = 0;
-    const int ks[][2] = {{1,1},{3,3},{8,8},{9,17},{31,7},{63,63},{127,127},{127,3},{3,127},{13,250},{100,90},
+    const int ks[][2] = {{1,1},{3,3},{8,8},{9,17},{31,7},{63,63},{127,127},{127,3},{3,127},{13,250},{100,90},{131,131},{151,151},{193,193},{160,180},
                          {20,20},{21,19},{33,9},{41,1},{1,41},{64,64},{65,65},{95,95}};
     const int sizes[][2] = {{333,517},{64,32},{45,40},{1,300},{300,1},{1000,70}};
     for (auto &k : ks) for (auto &s : sizes) for (int mode = 0; mode < 3; mode++) {
@@ -162,20 +166,28 @@ int check(Variant variant) {
     return bad;
 }
 
+Variant variant_named(const std::string &v) {
+    return v == "cuda-cores" ? Variant::cuda_cores : v == "tf32" ? Variant::tf32 : Variant::f16;
+}
+
 int main(int argc, char **argv) {
-    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores|tf32|f16] (for a profiler)
+    if (argc == 3 && std::string(argv[1]) == "check") {  // the sweep alone: probe check cuda-cores|tf32|f16
+        return check(variant_named(argv[2])) != 0;
+    }
+    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores [TILE]|tf32|f16] (for a profiler)
+        if (argc == 5) forced_tile = atoi(argv[4]);
         const int k = atoi(argv[1]), size = atoi(argv[2]);
         Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
         float ms = 0;
         const std::string v = argc > 3 ? argv[3] : "f16";
-        const double e = run_case(c, true, &ms, v == "cuda-cores" ? Variant::cuda_cores : v == "tf32" ? Variant::tf32 : Variant::f16);
+        const double e = run_case(c, true, &ms, variant_named(v));
         printf("%d^2 K=%3d  %.4f ms  err %.2g\n", size, k, ms, e);
         return 0;
     }
     printf("correctness (max |err| / sum|terms|; bound ~ (kw + kh) 2^-24):\n");
     const int bad = check(Variant::tf32) + check(Variant::f16);
     printf("time (same mode, reflect, f32, median of 20, ms):\n");
-    for (int size : {4096, 8192}) for (int k : {7, 15, 21, 31, 63, 95, 127}) {
+    for (int size : {4096, 8192}) for (int k : {7, 15, 21, 31, 63, 95, 127, 129, 131, 151, 193}) {
         Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
         float ms = 0, tf_ms = 0, core_ms = 0;
         const double e = run_case(c, true, &ms, Variant::f16);

@@ -73,7 +73,8 @@
 //
 // On CUDA, Algorithm::separable runs a one-pass kernel of its own (runtime_kernels/separable/)
 // where its staged rows and ring of row sums fit 96 KiB of shared memory (kernels up to
-// 127 x 127 in f32 and f16, whose sums it keeps in float32), the Halide schedules beyond.
+// 193 x 193 in f32, 225 x 225 in f16 and f16f32, whose sums it keeps in float32, 65 x 65
+// in f64), the Halide schedules beyond.
 // GPU grids: outputs of any height run on every CUDA algorithm; an output's width plus the
 // kernel's, less one, may be at most 2,097,120 samples (65535 GPU tiles of 32) on every
 // CUDA algorithm but separable (ErrorCode::unsupported beyond; the edge and unsharp-mask

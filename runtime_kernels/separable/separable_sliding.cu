@@ -207,10 +207,7 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
     A *const row_taps = reinterpret_cast<A *>(smem);
     A *const col_taps = row_taps + taps_row_pitch;
     A *const ring = reinterpret_cast<A *>(smem + l.taps_bytes);
-    // Stage buffer b of the two: chunk c is staged in buffer c & 1.
-    const auto stage = [&](int b) {
-        return reinterpret_cast<S *>(smem + l.taps_bytes + l.ring_bytes + b * l.stage_bytes);
-    };
+    S *const stage = reinterpret_cast<S *>(smem + l.taps_bytes + l.ring_bytes);
 
     const int64_t x0 = int64_t(blockIdx.x) * TW;  // the strip's first output column
     const int64_t y0 = int64_t(blockIdx.y) * p.band_rows;
@@ -219,26 +216,26 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
     const int chunks = (rows + CH - 1) / CH + l.lag;
     const int ring_chunks = l.lag + 1;
 
-    stage_chunk(p, stage(0), CH, p.base_y + y0, stage_x);
+    stage_chunk(p, stage, CH, p.base_y + y0, stage_x);
     cp_async_commit();
     stage_taps<threads>(p, row_taps);
 
     for (int c = 0; c < chunks; c++) {
         cp_async_wait<0>();
-        __syncthreads();  // chunk c is staged; the buffer and ring slot written below are read
-        if (c + 1 < chunks) {
-            stage_chunk(p, stage((c + 1) & 1), CH, p.base_y + y0 + int64_t(c + 1) * CH, stage_x);
-        }
-        cp_async_commit();
+        __syncthreads();  // chunk c is staged; the ring slot written below has been read
         {
             // Row pass: a thread per 8 columns of a staged row; a quarter warp reads 8 rows.
             const int row = threadIdx.x % CH, group = threadIdx.x / CH;
-            const S *src = stage(c & 1) + row * l.stage_pitch + group * T;
+            const S *src = stage + row * l.stage_pitch + group * T;
             A acc[T] = {};
             slide(acc, row_taps, p.kw, [src](int b, A(&w)[T]) { load8(src + b * T, w); });
             store8(ring + ((c % ring_chunks) * CH + row) * l.ring_pitch + group * T, acc);
         }
-        __syncthreads();  // the chunk's row sums are in the ring
+        __syncthreads();  // the chunk's row sums are in the ring; the stage has been read
+        if (c + 1 < chunks) {
+            stage_chunk(p, stage, CH, p.base_y + y0 + int64_t(c + 1) * CH, stage_x);
+            cp_async_commit();
+        }
         if (c >= l.lag) {
             // Column pass: output chunk d, a thread per 8 rows of a column. The ring wraps
             // only between blocks of 8 rows (its length is a multiple of the chunk).

@@ -6,11 +6,17 @@
 // A block owns a strip of `tile_columns` output columns and a band of output rows, which
 // it walks down in chunks of `chunk_rows` rows (tile_columns x chunk_rows = 2048 outputs,
 // 8 per thread):
-//   1. the chunk's input rows, the boundary rule applied, are copied asynchronously into
-//      one of two stage buffers while the block works on the chunk before;
-//   2. the row pass sums the staged rows along x into a ring of row sums;
+//   1. the row pass sums the staged rows of the chunk (the boundary rule applied as they
+//      were copied) along x into a ring of row sums;
+//   2. the next chunk's rows are copied asynchronously into the stage buffer, while
 //   3. the column pass sums the ring along y into the chunk's outputs, `lag` chunks behind
 //      the row pass, so each row sum is computed once per band.
+// One stage buffer, not two (the copy overlapping the row pass too): on the H100 two were
+// no faster at equal residency and slower where their shared memory cost resident blocks
+// or the wider strip (4096^2 f32, K = 63: 0.210-0.212 against 0.202-0.203 ms; K = 127:
+// 0.416-0.426 with two at 64 columns against 0.384-0.396 with one at 128); and one takes
+// kernels up to 193 taps in f32 where two stopped at 129
+// (bench/results/h100/separable/one-stage-2026-11-27/).
 // Both passes give each thread 8 consecutive outputs and slide a window of 8 samples
 // through registers: one shared-memory vector load per 8 x 8 multiply-adds in the row
 // pass, one scalar load per 8 in the column pass.
@@ -42,7 +48,7 @@ struct SlidingLayout {
     // (taps_bytes: each tap list padded to a multiple of 8)
     int stage_width = 0;  // staged columns: the strip, its kernel apron, the window's look-ahead
     int stage_pitch = 0;  // elements between staged rows
-    size_t taps_bytes = 0, ring_bytes = 0, stage_bytes = 0, total_bytes = 0;  // stage_bytes: one buffer
+    size_t taps_bytes = 0, ring_bytes = 0, stage_bytes = 0, total_bytes = 0;
 };
 
 // Elements of `bytes` each per row such that rows start an odd multiple of 16 bytes
@@ -82,7 +88,7 @@ inline SlidingLayout sliding_layout_for(int tile_columns, int64_t kw, int64_t kh
     l.taps_bytes = aligned(size_t((kw + 7) / 8 * 8 + (kh + 7) / 8 * 8) * size_t(accumulator_bytes));
     l.ring_bytes = aligned(size_t(l.ring_rows) * size_t(l.ring_pitch) * size_t(accumulator_bytes));
     l.stage_bytes = aligned(size_t(chunk) * size_t(l.stage_pitch) * size_t(storage_bytes));
-    l.total_bytes = l.taps_bytes + l.ring_bytes + 2 * l.stage_bytes;
+    l.total_bytes = l.taps_bytes + l.ring_bytes + l.stage_bytes;
     return l;
 }
 
