@@ -85,29 +85,25 @@ inline int tensor_core_blocks_per_sm(const TcLayout &l, size_t shared_per_sm) {
     return int(shared_per_sm / (l.total_bytes + 1024));
 }
 
-// The tensor-core layout for a float32 kernel long enough to gain from it, on a device
-// giving a block up to shared_per_block bytes and an SM shared_per_sm: the candidate with
-// the most resident warps (2 * tile_columns threads a block, up to what registers allow), then the most blocks (a
-// block waiting at a barrier leaves the SM to the others), two stages and the wider strip
-// first among equals; tile_columns 0 where the CUDA-core pass runs (another precision, a
-// short kernel, or none fits).
-inline TcLayout tensor_core_layout(int64_t kw, int64_t kh, int storage_bytes, size_t shared_per_block,
-                                   size_t shared_per_sm) {
+// The candidate layout_for(tile, stages, kw, kh) with the most resident warps (2 x tile
+// threads a block, up to what registers allow); among equals the one with more blocks (a
+// block waiting at a barrier leaves the SM to the others) where more_blocks, else the
+// first (two stages and the wider strip first). tile_columns 0 where none fits.
+template <typename LayoutFor>
+TcLayout choose_tc_layout(LayoutFor &&layout_for, int64_t kw, int64_t kh, size_t shared_per_block,
+                          size_t shared_per_sm, bool more_blocks) {
     TcLayout best;
-    if (storage_bytes != 4 || kw + kh < tensor_core_min_taps) {
-        return best;
-    }
     int best_warps = 0, best_blocks = 0;
     for (int stages : {2, 1}) {
         for (int tile : sliding_tile_widths) {
-            const TcLayout l = tensor_core_layout_for(tile, stages, kw, kh);
+            const TcLayout l = layout_for(tile, stages, kw, kh);
             const int warps_per_block = tile / 16;
             const int blocks = l.total_bytes > shared_per_block
                                    ? 0
                                    : std::min(tensor_core_blocks_per_sm(l, shared_per_sm),
                                               tensor_core_max_warps_per_sm / warps_per_block);
             const int warps = blocks * warps_per_block;
-            if (warps > best_warps || (warps == best_warps && blocks > best_blocks)) {
+            if (warps > best_warps || (more_blocks && warps == best_warps && blocks > best_blocks)) {
                 best = l;
                 best_warps = warps;
                 best_blocks = blocks;
@@ -115,6 +111,17 @@ inline TcLayout tensor_core_layout(int64_t kw, int64_t kh, int storage_bytes, si
         }
     }
     return best;
+}
+
+// The tensor-core layout for a float32 kernel long enough to gain from it, on a device
+// giving a block up to shared_per_block bytes and an SM shared_per_sm; tile_columns 0
+// where the CUDA-core pass runs (another precision, a short kernel, or none fits).
+inline TcLayout tensor_core_layout(int64_t kw, int64_t kh, int storage_bytes, size_t shared_per_block,
+                                   size_t shared_per_sm) {
+    if (storage_bytes != 4 || kw + kh < tensor_core_min_taps) {
+        return TcLayout{};
+    }
+    return choose_tc_layout(tensor_core_layout_for, kw, kh, shared_per_block, shared_per_sm, true);
 }
 
 // d = A B + c with A 16x8 and B 8x8 in TF32 (32-bit registers whose low 13 bits the
@@ -251,6 +258,95 @@ __device__ void stage_fragments(float4 *frags, const float *taps, int k, bool fl
     }
 }
 
+// The magnitude bits of a float: compared as unsigned, NaN > infinity > every finite value.
+__device__ inline uint32_t magnitude_bits(float v) {
+    return __float_as_uint(v) & 0x7fffffffu;
+}
+
+// A warp's row-pass tiles (rows 16 rg + g and + 8, columns 32 cr + 8 n + 2t and + 1) into
+// the ring's rows of the chunk.
+__device__ inline void store_row_tiles(const float (&acc)[tc_tiles][4], float *ring_rows, int rp, int rg, int cr) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int n = 0; n < tc_tiles; n++) {
+        float *o = ring_rows + (16 * rg + g) * rp + 32 * cr + 8 * n + 2 * t;
+        *reinterpret_cast<float2 *>(o) = make_float2(acc[n][0], acc[n][1]);
+        *reinterpret_cast<float2 *>(o + 8 * rp) = make_float2(acc[n][2], acc[n][3]);
+    }
+}
+
+// A warp's column-pass tiles (columns 16 warp + g and + 8, rows d CH + 8 n + 2t and + 1 of
+// the band) into the output, inside it.
+template <typename O>
+__device__ inline void store_column_tiles(const SlidingArgs<float, float> &p, const float (&acc)[tc_tiles][4], int d,
+                                          int rows, int64_t x0, int64_t y0) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    O *const out = static_cast<O *>(p.out);
+#pragma unroll
+    for (int n = 0; n < tc_tiles; n++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int row = d * tensor_core_chunk_rows + 8 * n + 2 * t + (i & 1);
+            const int64_t x = x0 + 16 * warp + g + 8 * (i >> 1);
+            if (row < rows && x < p.out_width) {
+                store_output(out + (y0 + row) * p.out_stride + x, acc[n][i], p.accumulate);
+            }
+        }
+    }
+}
+
+// The CUDA-core row sums of a warp's rows 16 rg .. + 15 and columns 32 cr .. + 31 (a lane
+// per row, two runs of 8 columns) from the stage src into the ring's rows of the chunk,
+// where the tensor cores do not take them; returns the largest magnitude written (bits).
+__device__ inline uint32_t exact_row_sums(const SlidingArgs<float, float> &p, const float *row_taps, const float *src,
+                                          int sp, float *ring_rows, int rp, int rg, int cr) {
+    const int lane = threadIdx.x & 31;
+    const int row = 16 * rg + (lane & 15);
+    uint32_t bits = 0;
+    for (int q = 0; q < 2; q++) {
+        const int column = 32 * cr + 8 * (2 * (lane >> 4) + q);
+        const float *from = src + row * sp + column;
+        float exact[T] = {};
+        slide(exact, row_taps, p.kw, [from](int b, float(&w)[T]) { load8(from + b * T, w); });
+#pragma unroll
+        for (int m = 0; m < T; m++) {
+            bits = max(bits, magnitude_bits(exact[m]));
+        }
+        store8(ring_rows + row * rp + column, exact);
+    }
+    return bits;
+}
+
+// The CUDA-core column sums of output chunk d (ring row `first` its first) for the warp's
+// columns 16 warp .. + 15 (a lane per column, two runs of 8 rows) into the output.
+template <typename O>
+__device__ inline void exact_column_sums(const SlidingArgs<float, float> &p, const float *col_taps, const float *ring,
+                                         int first, int d, int rows, int64_t x0, int64_t y0) {
+    const SlidingLayout &l = p.layout;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, CH = tensor_core_chunk_rows;
+    const int column = 16 * warp + (lane & 15);
+    const int64_t x = x0 + column;
+    O *const out = static_cast<O *>(p.out);
+    for (int q = 0; q < 2; q++) {
+        const int run = 8 * (2 * (lane >> 4) + q);
+        float exact[T] = {};
+        slide(exact, col_taps, p.kh, [&](int b, float(&w)[T]) {
+            int r = first + run + b * T;
+            r = r >= l.ring_rows ? r - l.ring_rows : r;
+            const float *from = ring + r * l.ring_pitch + column;
+#pragma unroll
+            for (int m = 0; m < T; m++) {
+                w[m] = from[m * l.ring_pitch];
+            }
+        });
+        if (x < p.out_width) {
+            for (int m = 0; m < T && d * CH + run + m < rows; m++) {
+                store_output(out + (y0 + d * CH + run + m) * p.out_stride + x, exact[m], p.accumulate);
+            }
+        }
+    }
+}
+
 template <typename O, int TW>
 __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2 * TW))
     separable_tensor_core_kernel(const SlidingArgs<float, float> p, const int stages) {
@@ -304,22 +400,9 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                 split_block(s, q[0], q[8 * sp], q[4], q[8 * sp + 4]);
             });
             if (!warp_sums_not_finite(acc)) {
-#pragma unroll
-                for (int n = 0; n < tc_tiles; n++) {
-                    float *o = ring_rows + (16 * rg + g) * rp + 32 * cr + 8 * n + 2 * t;
-                    *reinterpret_cast<float2 *>(o) = make_float2(acc[n][0], acc[n][1]);
-                    *reinterpret_cast<float2 *>(o + 8 * rp) = make_float2(acc[n][2], acc[n][3]);
-                }
+                store_row_tiles(acc, ring_rows, rp, rg, cr);
             } else {
-                // The CUDA-core sums, a lane per row and two runs of 8 columns.
-                const int row = 16 * rg + (lane & 15);
-                for (int q = 0; q < 2; q++) {
-                    const int column = 32 * cr + 8 * (2 * (lane >> 4) + q);
-                    const float *from = src + row * sp + column;
-                    float exact[T] = {};
-                    slide(exact, row_taps, p.kw, [from](int b, float(&w)[T]) { load8(from + b * T, w); });
-                    store8(ring_rows + row * rp + column, exact);
-                }
+                exact_row_sums(p, row_taps, src, sp, ring_rows, rp, rg, cr);
             }
         }
         __syncthreads();  // the chunk's row sums are in the ring; stage(c) has been read
@@ -339,41 +422,10 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                 const float *q = a + (r + t) * rp;
                 split_block(s, q[0], q[8], q[4 * rp], q[4 * rp + 8]);
             });
-            O *const out = static_cast<O *>(p.out);
             if (!warp_sums_not_finite(acc)) {
-#pragma unroll
-                for (int n = 0; n < tc_tiles; n++) {
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const int row = d * CH + 8 * n + 2 * t + (i & 1);
-                        const int64_t x = x0 + 16 * warp + g + 8 * (i >> 1);
-                        if (row < rows && x < p.out_width) {
-                            store_output(out + (y0 + row) * p.out_stride + x, acc[n][i], p.accumulate);
-                        }
-                    }
-                }
+                store_column_tiles<O>(p, acc, d, rows, x0, y0);
             } else {
-                // The CUDA-core sums, a lane per column and two runs of 8 rows.
-                const int column = 16 * warp + (lane & 15);
-                const int64_t x = x0 + column;
-                for (int q = 0; q < 2; q++) {
-                    const int run = 8 * (2 * (lane >> 4) + q);
-                    float exact[T] = {};
-                    slide(exact, col_taps, p.kh, [&](int b, float(&w)[T]) {
-                        int r = first + run + b * T;
-                        r = r >= l.ring_rows ? r - l.ring_rows : r;
-                        const float *from = ring + r * rp + column;
-#pragma unroll
-                        for (int m = 0; m < T; m++) {
-                            w[m] = from[m * rp];
-                        }
-                    });
-                    if (x < p.out_width) {
-                        for (int m = 0; m < T && d * CH + run + m < rows; m++) {
-                            store_output(out + (y0 + d * CH + run + m) * p.out_stride + x, exact[m], p.accumulate);
-                        }
-                    }
-                }
+                exact_column_sums<O>(p, col_taps, ring, first, d, rows, x0, y0);
             }
         }
     }

@@ -99,30 +99,13 @@ inline TcLayout f16_layout_for(int tile_columns, int stages, int64_t kw, int64_t
     return l;
 }
 
-// As tensor_core_layout, for the f16 kernel (from min_taps = kw + kh on).
+// As tensor_core_layout, for the f16 kernel (from min_taps = kw + kh on); among layouts
+// with as many warps the wider strip (half the rows staged per output).
 inline TcLayout f16_layout(int64_t kw, int64_t kh, size_t shared_per_block, size_t shared_per_sm, int64_t min_taps) {
-    TcLayout best;
     if (kw + kh < min_taps) {
-        return best;
+        return TcLayout{};
     }
-    int best_warps = 0;
-    for (int stages : {2, 1}) {
-        for (int tile : sliding_tile_widths) {
-            const TcLayout l = f16_layout_for(tile, stages, kw, kh);
-            const int warps_per_block = tile / 16;
-            const int blocks = l.total_bytes > shared_per_block
-                                   ? 0
-                                   : std::min(tensor_core_blocks_per_sm(l, shared_per_sm),
-                                              tensor_core_max_warps_per_sm / warps_per_block);
-            const int warps = blocks * warps_per_block;
-            // Among equals the wider strip (listed first): half the rows staged per output.
-            if (warps > best_warps) {
-                best = l;
-                best_warps = warps;
-            }
-        }
-    }
-    return best;
+    return choose_tc_layout(f16_layout_for, kw, kh, shared_per_block, shared_per_sm, false);
 }
 
 // d += A B, A 16x16 and B 16x8 in float16 (two per register, the lower index in the low
@@ -145,11 +128,6 @@ __device__ inline void split_pair(float a, float b, uint32_t &hi, uint32_t &mid)
     const __half2 m = __floats2half2_rn(a - f.x, b - f.y);
     hi = *reinterpret_cast<const uint32_t *>(&h);
     mid = *reinterpret_cast<const uint32_t *>(&m);
-}
-
-// The magnitude bits of a float: compared as unsigned, NaN > infinity > every finite value.
-__device__ inline uint32_t magnitude_bits(float v) {
-    return __float_as_uint(v) & 0x7fffffffu;
 }
 
 __device__ inline uint32_t warp_max(uint32_t v) {
@@ -362,24 +340,10 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                         acc[n][i] = acc[n][i] * u_taps * u_samples;
                         sums_bits = max(sums_bits, magnitude_bits(acc[n][i]));
                     }
-                    float *o = ring_rows + (16 * rg + g) * rp + 32 * cr + 8 * n + 2 * t;
-                    *reinterpret_cast<float2 *>(o) = make_float2(acc[n][0], acc[n][1]);
-                    *reinterpret_cast<float2 *>(o + 8 * rp) = make_float2(acc[n][2], acc[n][3]);
                 }
+                store_row_tiles(acc, ring_rows, rp, rg, cr);
             } else {
-                // The CUDA-core sums, a lane per row and two runs of 8 columns.
-                const int row = 16 * rg + (lane & 15);
-                for (int q = 0; q < 2; q++) {
-                    const int column = 32 * cr + 8 * (2 * (lane >> 4) + q);
-                    const float *from = src + row * sp + column;
-                    float exact[T] = {};
-                    slide(exact, row_taps, p.kw, [from](int b, float(&w)[T]) { load8(from + b * T, w); });
-#pragma unroll
-                    for (int m = 0; m < T; m++) {
-                        sums_bits = max(sums_bits, magnitude_bits(exact[m]));
-                    }
-                    store8(ring_rows + row * rp + column, exact);
-                }
+                sums_bits = exact_row_sums(p, row_taps, src, sp, ring_rows, rp, rg, cr);
             }
             sums_bits = warp_max(sums_bits);
             if (lane == 0) {
@@ -401,7 +365,6 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                 window_bits = max(window_bits, (i % f16_max_warps) < Warps ? maxes[i] : 0u);
             }
             const int e = scale_for(warp_max(window_bits));
-            O *const out = static_cast<O *>(p.out);
             if (e != no_scale && col_scale != no_scale) {
                 const float s = scalbnf(1.0f, e);
                 float acc[tc_tiles][4] = {};
@@ -418,36 +381,12 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                 for (int n = 0; n < tc_tiles; n++) {
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
-                        const int row = d * CH + 8 * n + 2 * t + (i & 1);
-                        const int64_t x = x0 + 16 * warp + g + 8 * (i >> 1);
-                        if (row < rows && x < p.out_width) {
-                            store_output(out + (y0 + row) * p.out_stride + x, acc[n][i] * u_taps * u_samples,
-                                         p.accumulate);
-                        }
+                        acc[n][i] = acc[n][i] * u_taps * u_samples;
                     }
                 }
+                store_column_tiles<O>(p, acc, d, rows, x0, y0);
             } else {
-                // The CUDA-core sums, a lane per column and two runs of 8 rows.
-                const int column = 16 * warp + (lane & 15);
-                const int64_t x = x0 + column;
-                for (int q = 0; q < 2; q++) {
-                    const int run = 8 * (2 * (lane >> 4) + q);
-                    float exact[T] = {};
-                    slide(exact, col_taps, p.kh, [&](int b, float(&w)[T]) {
-                        int r = first + run + b * T;
-                        r = r >= l.ring_rows ? r - l.ring_rows : r;
-                        const float *from = ring + r * rp + column;
-#pragma unroll
-                        for (int m = 0; m < T; m++) {
-                            w[m] = from[m * rp];
-                        }
-                    });
-                    if (x < p.out_width) {
-                        for (int m = 0; m < T && d * CH + run + m < rows; m++) {
-                            store_output(out + (y0 + d * CH + run + m) * p.out_stride + x, exact[m], p.accumulate);
-                        }
-                    }
-                }
+                exact_column_sums<O>(p, col_taps, ring, first, d, rows, x0, y0);
             }
         }
     }
