@@ -139,8 +139,9 @@ double run_case(const Case &c, bool time_it, float *ms_out, Variant variant, boo
 }
 
 // Every case of the sweep, each also with non-finite samples, through `variant`; returns
-// the failures.
-int check(Variant variant) {
+// the failures. Shard s of n takes every n-th case from the s-th (processes side by side:
+// the float64 sums on the CPU take most of the time).
+int check(Variant variant, int shard = 0, int shards = 1) {
     int bad = 0, n = 0, cases = 0;
     double worst_ratio = 0;
     const int ks[][2] = {{1,1},{3,3},{8,8},{9,17},{31,7},{63,63},{127,127},{127,3},{3,127},{13,250},{100,90},{131,131},{151,151},{193,193},{160,180},
@@ -152,6 +153,7 @@ int check(Variant variant) {
         else if (mode == 1) { c.ow = s[0] - k[0] + 1; c.oh = s[1] - k[1] + 1; if (c.ow < 1 || c.oh < 1) continue; }
         else { c.ow = s[0] + k[0] - 1; c.oh = s[1] + k[1] - 1; c.ox = k[0] - 1; c.oy = k[1] - 1; }
         if (!sliding_fits(c.kw, c.kh, 4)) continue;
+        if ((n - 1) % shards != shard) continue;
         for (bool nonfinite : {false, true}) {
             if (nonfinite && (c.w < 4 || c.h < 4)) continue;
             float ms;
@@ -171,8 +173,8 @@ Variant variant_named(const std::string &v) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && std::string(argv[1]) == "check") {  // the sweep alone: probe check cuda-cores|tf32|f16
-        return check(variant_named(argv[2])) != 0;
+    if ((argc == 3 || argc == 5) && std::string(argv[1]) == "check") {  // probe check VARIANT [SHARD SHARDS]
+        return check(variant_named(argv[2]), argc == 5 ? atoi(argv[3]) : 0, argc == 5 ? atoi(argv[4]) : 1) != 0;
     }
     if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores [TILE]|tf32|f16] (for a profiler)
         if (argc == 5) forced_tile = atoi(argv[4]);

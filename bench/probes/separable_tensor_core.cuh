@@ -347,6 +347,27 @@ __device__ inline void exact_column_sums(const SlidingArgs<float, float> &p, con
     }
 }
 
+// A block's strip of tile_columns and band of rows, walked as the library's sliding kernel
+// walks them: chunks of tensor_core_chunk_rows, the column pass lag chunks behind.
+struct TcBand {
+    int64_t x0, y0;   // the strip's first output column, the band's first output row
+    int64_t stage_x;  // the image column of the stage's first column
+    int rows;         // output rows of the band
+    int chunks;       // chunks walked, the lag included
+    int ring_chunks;  // chunks the ring holds
+};
+
+__device__ inline TcBand tc_band(const SlidingArgs<float, float> &p, int tile_columns) {
+    TcBand b;
+    b.x0 = int64_t(blockIdx.x) * tile_columns;
+    b.y0 = int64_t(blockIdx.y) * p.band_rows;
+    b.stage_x = p.base_x + b.x0;
+    b.rows = p.out_height - b.y0 < p.band_rows ? int(p.out_height - b.y0) : p.band_rows;
+    b.chunks = (b.rows + tensor_core_chunk_rows - 1) / tensor_core_chunk_rows + p.layout.lag;
+    b.ring_chunks = p.layout.lag + 1;
+    return b;
+}
+
 template <typename O, int TW>
 __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2 * TW))
     separable_tensor_core_kernel(const SlidingArgs<float, float> p, const int stages) {
@@ -365,12 +386,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
         return reinterpret_cast<float *>(smem + l.taps_bytes + l.ring_bytes + (c % stages) * l.stage_bytes);
     };
 
-    const int64_t x0 = int64_t(blockIdx.x) * TW;
-    const int64_t y0 = int64_t(blockIdx.y) * p.band_rows;
-    const int64_t stage_x = p.base_x + x0;
-    const int rows = p.out_height - y0 < p.band_rows ? int(p.out_height - y0) : p.band_rows;
-    const int chunks = (rows + CH - 1) / CH + l.lag;
-    const int ring_chunks = l.lag + 1;
+    const auto [x0, y0, stage_x, rows, chunks, ring_chunks] = tc_band(p, TW);
     const int jr = int(tensor_core_blocks(p.kw)), jc = int(tensor_core_blocks(p.kh));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int sp = l.stage_pitch, rp = l.ring_pitch;

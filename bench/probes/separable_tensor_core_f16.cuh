@@ -258,6 +258,19 @@ __device__ uint32_t own_stage_max(const float *stage, int chunk_rows, int width,
     return m;
 }
 
+// acc times 2^-taps and 2^-samples, one factor at a time (each a normal float; their
+// product may not be).
+__device__ inline void unscale(float (&acc)[tc_tiles][4], int taps, int samples) {
+    const float u_taps = scalbnf(1.0f, -taps), u_samples = scalbnf(1.0f, -samples);
+#pragma unroll
+    for (int n = 0; n < tc_tiles; n++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            acc[n][i] = acc[n][i] * u_taps * u_samples;
+        }
+    }
+}
+
 template <typename O, int TW, int stages>
 __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2 * TW))
     separable_f16_kernel(const SlidingArgs<float, float> p) {
@@ -279,12 +292,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
         return reinterpret_cast<float *>(smem + l.taps_bytes + l.ring_bytes + (c % stages) * l.stage_bytes);
     };
 
-    const int64_t x0 = int64_t(blockIdx.x) * TW;
-    const int64_t y0 = int64_t(blockIdx.y) * p.band_rows;
-    const int64_t stage_x = p.base_x + x0;
-    const int rows = p.out_height - y0 < p.band_rows ? int(p.out_height - y0) : p.band_rows;
-    const int chunks = (rows + CH - 1) / CH + l.lag;
-    const int ring_chunks = l.lag + 1;
+    const auto [x0, y0, stage_x, rows, chunks, ring_chunks] = tc_band(p, TW);
     const int jr = int(f16_blocks(p.kw)), jc = int(f16_blocks(p.kh));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int sp = l.stage_pitch, rp = l.ring_pitch;
@@ -332,12 +340,11 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                     split_pair(v0.x * s, v0.y * s, b.hi[0], b.mid[0]);
                     split_pair(v1.x * s, v1.y * s, b.hi[1], b.mid[1]);
                 });
-                const float u_taps = scalbnf(1.0f, -row_scale), u_samples = scalbnf(1.0f, -e);
+                unscale(acc, row_scale, e);
 #pragma unroll
                 for (int n = 0; n < tc_tiles; n++) {
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
-                        acc[n][i] = acc[n][i] * u_taps * u_samples;
                         sums_bits = max(sums_bits, magnitude_bits(acc[n][i]));
                     }
                 }
@@ -376,14 +383,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
                     split_pair(q[0] * s, q[rp] * s, b.hi[0], b.mid[0]);
                     split_pair(q[8] * s, q[rp + 8] * s, b.hi[1], b.mid[1]);
                 });
-                const float u_taps = scalbnf(1.0f, -col_scale), u_samples = scalbnf(1.0f, -e);
-#pragma unroll
-                for (int n = 0; n < tc_tiles; n++) {
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        acc[n][i] = acc[n][i] * u_taps * u_samples;
-                    }
-                }
+                unscale(acc, col_scale, e);
                 store_column_tiles<O>(p, acc, d, rows, x0, y0);
             } else {
                 exact_column_sums<O>(p, col_taps, ring, first, d, rows, x0, y0);
