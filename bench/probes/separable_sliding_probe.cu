@@ -1,6 +1,7 @@
 // Stand-alone probe of the sliding separable kernel (runtime_kernels/separable/) and of the
 // tensor-core experiments beside it (separable_tensor_core.cuh: 3xTF32;
-// separable_tensor_core_f16.cuh: float16 parts): launched directly, checked against float64
+// separable_tensor_core_f16.cuh: float16 parts; separable_dmma.cuh: float64 products of
+// 2 or 4 tiles a warp): launched directly, checked against float64
 // sums over every boundary, mode and flip (and images holding a NaN and infinities), and
 // timed side by side.
 // Build: nvcc -Iruntime_kernels -isystem <halide>/include -O3 -std=c++20 -arch=sm_90 <this> -o probe
@@ -14,6 +15,7 @@
 #include "probe_support.cuh"
 #include "separable_tensor_core.cuh"
 #include "separable_tensor_core_f16.cuh"
+#include "separable_dmma.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::sep;
@@ -23,9 +25,15 @@ static int64_t src_index(int64_t i, int64_t n, int b) { return band_source_index
 struct Case { int w, h, kw, kh, ow, oh, ox, oy, boundary; bool flip; };
 
 // What a case runs: the library's CUDA-core pass, or one of the tensor-core experiments
-// where it takes the kernel (tf32: kw + kh >= 40; f16: every kernel), else the CUDA-core pass.
-enum class Variant { cuda_cores, tf32, f16 };
-const char *variant_name(Variant v) { return v == Variant::cuda_cores ? "CUDA cores" : v == Variant::tf32 ? "3xTF32" : "f16 parts"; }
+// where it takes the kernel (tf32: kw + kh >= 40; f16, dmma: every kernel that fits), else the CUDA-core pass.
+enum class Variant { cuda_cores, tf32, f16, dmma, dmma4 };
+const char *variant_name(Variant v) {
+    return v == Variant::cuda_cores ? "CUDA cores"
+           : v == Variant::tf32     ? "3xTF32"
+           : v == Variant::f16      ? "f16 parts"
+           : v == Variant::dmma     ? "float64 tensor cores, 2 tiles"
+                                    : "float64 tensor cores, 4 tiles";
+}
 
 struct Chosen { Variant variant; TcLayout layout; };
 
@@ -36,6 +44,12 @@ Chosen case_layout(const SlidingArgs<float, float> &p, Variant v) {
     CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d));
     if (v == Variant::tf32) return {v, tensor_core_layout(p.kw, p.kh, 4, size_t(per_block), size_t(per_sm))};
     if (v == Variant::f16) return {v, f16_layout(p.kw, p.kh, size_t(per_block), size_t(per_sm), 2)};
+    if (v == Variant::dmma || v == Variant::dmma4) {
+        TcLayout l;
+        static_cast<SlidingLayout &>(l) = dmma_layout(p.kw, p.kh, v == Variant::dmma ? 2 : 4);
+        if (l.total_bytes > size_t(per_block)) l.tile_columns = 0;
+        return {v, l};
+    }
     return {v, TcLayout{}};
 }
 
@@ -44,6 +58,8 @@ cudaError_t launch_case(SlidingArgs<float, float> &p, const Chosen &c) {
     if (tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);
     SlidingArgs<float, float> q = p;
     q.layout = tc;
+    if (c.variant == Variant::dmma) return launch_dmma<float, 2>(q, nullptr);
+    if (c.variant == Variant::dmma4) return launch_dmma<float, 4>(q, nullptr);
     if (c.variant == Variant::f16)
         return tc.tile_columns == 128 ? launch_f16_tile<float, 128>(q, tc.stages, nullptr)
                                       : launch_f16_tile<float, 64>(q, tc.stages, nullptr);
@@ -169,14 +185,14 @@ int check(Variant variant, int shard = 0, int shards = 1) {
 }
 
 Variant variant_named(const std::string &v) {
-    return v == "cuda-cores" ? Variant::cuda_cores : v == "tf32" ? Variant::tf32 : Variant::f16;
+    return v == "cuda-cores" ? Variant::cuda_cores : v == "tf32" ? Variant::tf32 : v == "dmma" ? Variant::dmma : v == "dmma4" ? Variant::dmma4 : Variant::f16;
 }
 
 int main(int argc, char **argv) {
     if ((argc == 3 || argc == 5) && std::string(argv[1]) == "check") {  // probe check VARIANT [SHARD SHARDS]
         return check(variant_named(argv[2]), argc == 5 ? atoi(argv[3]) : 0, argc == 5 ? atoi(argv[4]) : 1) != 0;
     }
-    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores [TILE]|tf32|f16] (for a profiler)
+    if (argc >= 3) {  // one timed case: probe K SIZE [cuda-cores [TILE]|tf32|f16|dmma|dmma4] (for a profiler)
         if (argc == 5) forced_tile = atoi(argv[4]);
         const int k = atoi(argv[1]), size = atoi(argv[2]);
         Case c{size, size, k, k, size, size, (k - 1) / 2, (k - 1) / 2, 2, false};
