@@ -30,6 +30,8 @@
 
 #include <cstdint>
 
+#include "separable_tensor_core.cuh"
+
 namespace halconv::rk::sep {
 
 inline constexpr int dmma_tile_columns = 128;
@@ -138,12 +140,7 @@ __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
     float *const ring = reinterpret_cast<float *>(smem + l.taps_bytes);  // ring[column * ring_pitch + row]
     float *const stage = reinterpret_cast<float *>(smem + l.taps_bytes + l.ring_bytes);
 
-    const int64_t x0 = int64_t(blockIdx.x) * TW;
-    const int64_t y0 = int64_t(blockIdx.y) * p.band_rows;
-    const int64_t stage_x = p.base_x + x0;
-    const int rows = p.out_height - y0 < p.band_rows ? int(p.out_height - y0) : p.band_rows;
-    const int chunks = (rows + CH - 1) / CH + l.lag;
-    const int ring_chunks = l.lag + 1;
+    const auto [x0, y0, stage_x, rows, chunks, ring_chunks] = tc_band(p, TW);
 
     stage_chunk(p, stage, CH, p.base_y + y0, stage_x);
     cp_async_commit();

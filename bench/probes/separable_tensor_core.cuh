@@ -348,7 +348,7 @@ __device__ inline void exact_column_sums(const SlidingArgs<float, float> &p, con
 }
 
 // A block's strip of tile_columns and band of rows, walked as the library's sliding kernel
-// walks them: chunks of tensor_core_chunk_rows, the column pass lag chunks behind.
+// walks them: chunks of the layout's chunk_rows, the column pass lag chunks behind.
 struct TcBand {
     int64_t x0, y0;   // the strip's first output column, the band's first output row
     int64_t stage_x;  // the image column of the stage's first column
@@ -363,7 +363,7 @@ __device__ inline TcBand tc_band(const SlidingArgs<float, float> &p, int tile_co
     b.y0 = int64_t(blockIdx.y) * p.band_rows;
     b.stage_x = p.base_x + b.x0;
     b.rows = p.out_height - b.y0 < p.band_rows ? int(p.out_height - b.y0) : p.band_rows;
-    b.chunks = (b.rows + tensor_core_chunk_rows - 1) / tensor_core_chunk_rows + p.layout.lag;
+    b.chunks = (b.rows + p.layout.chunk_rows - 1) / p.layout.chunk_rows + p.layout.lag;
     b.ring_chunks = p.layout.lag + 1;
     return b;
 }
