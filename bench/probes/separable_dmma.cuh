@@ -125,7 +125,7 @@ __device__ __forceinline__ bool dmma_tiles(double (&d)[Tiles][4], const double2 
 template <typename O, int Tiles>
 __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
     separable_dmma_kernel(const SlidingArgs<float, float> p) {
-    constexpr int TW = dmma_tile_columns, CH = 8 * Tiles, bands = 16 / Tiles;  // bands: warps along a row
+    constexpr int TW = dmma_tile_columns, CH = 8 * Tiles, across = 16 / Tiles;  // across: warps along a row
     static_assert(warps == 8 && TW == 128 && (Tiles == 2 || Tiles == 4),
                   "a warp per 16 x 8 Tiles outputs of each pass");
     extern __shared__ __align__(128) unsigned char smem[];
@@ -166,8 +166,8 @@ __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
         __syncthreads();
         const int slot = (c % ring_chunks) * CH;  // the ring row of the chunk's row 0
         {
-            // Row pass: rows 16 (warp / bands) .. + 15, columns 8 Tiles (warp % bands) on.
-            const int row0 = 16 * (warp / bands), col0 = 8 * Tiles * (warp % bands);
+            // Row pass: rows 16 (warp / across) .. + 15, columns 8 Tiles (warp % across) on.
+            const int row0 = 16 * (warp / across), col0 = 8 * Tiles * (warp % across);
             const float *src = stage + (row0 + g) * l.stage_pitch + col0 + 2 * t4;
             const int hi_rows = 8 * l.stage_pitch;
             double d[Tiles][4] = {};
