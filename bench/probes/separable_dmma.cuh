@@ -131,14 +131,13 @@ __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
     extern __shared__ __align__(128) unsigned char smem[];
     const SlidingLayout &l = p.layout;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3;
-    const int row_pitch = (p.kw + T - 1) / T * T, f32_taps = row_pitch + (p.kh + T - 1) / T * T;
-    float *const row_taps = reinterpret_cast<float *>(smem);
-    float *const col_taps = row_taps + row_pitch;
-    double2 *const row_table = reinterpret_cast<double2 *>(smem + (size_t(f32_taps) * 4 + 127) / 128 * 128);
+    const auto [row_taps, col_taps, ring, stages] = probe_smem(smem, p, 1);  // ring[column * ring_pitch + row]
+    float *const stage = stages(0);
     const int row_blocks = dmma_blocks(p.kw), col_blocks = dmma_blocks(p.kh);
+    // The tables end the tap area (after the float32 lists, 128-byte aligned).
+    double2 *const row_table =
+        reinterpret_cast<double2 *>(smem + l.taps_bytes - size_t(row_blocks + col_blocks) * 32 * sizeof(double2));
     double2 *const col_table = row_table + row_blocks * 32;
-    float *const ring = reinterpret_cast<float *>(smem + l.taps_bytes);  // ring[column * ring_pitch + row]
-    float *const stage = reinterpret_cast<float *>(smem + l.taps_bytes + l.ring_bytes);
 
     const auto [x0, y0, stage_x, rows, chunks, ring_chunks] = tc_band(p, TW);
 
@@ -264,13 +263,7 @@ __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
 
 template <typename O, int Tiles>
 cudaError_t launch_dmma(SlidingArgs<float, float> &p, cudaStream_t stream) {
-    constexpr auto kernel = separable_dmma_kernel<O, Tiles>;
-    dim3 grid;
-    if (const cudaError_t e = plan_grid<kernel, dmma_tile_columns>(p, threads, &grid); e != cudaSuccess) {
-        return e;
-    }
-    kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
-    return cudaGetLastError();
+    return launch_planned<separable_dmma_kernel<O, Tiles>, dmma_tile_columns>(p, threads, stream);
 }
 
 }  // namespace halconv::rk::sep

@@ -347,6 +347,39 @@ __device__ inline void exact_column_sums(const SlidingArgs<float, float> &p, con
     }
 }
 
+// A probe kernel's shared memory, carved as the library's sliding kernel carves it: the
+// float32 tap lists (the row list padded to a multiple of 8, then the column list) at the
+// start, the ring after the layout's tap area, then `count` stage buffers.
+struct StageBuffers {
+    unsigned char *base;
+    size_t bytes;
+    int count;
+    __device__ float *operator()(int c) const { return reinterpret_cast<float *>(base + (c % count) * bytes); }
+};
+struct ProbeSmem {
+    float *row_taps, *col_taps, *ring;
+    StageBuffers stage;  // stage(c): chunk c's buffer
+};
+
+__device__ inline ProbeSmem probe_smem(unsigned char *smem, const SlidingArgs<float, float> &p, int stages) {
+    const SlidingLayout &l = p.layout;
+    float *const row_taps = reinterpret_cast<float *>(smem);
+    return {row_taps, row_taps + (p.kw + T - 1) / T * T, reinterpret_cast<float *>(smem + l.taps_bytes),
+            StageBuffers{smem + l.taps_bytes + l.ring_bytes, l.stage_bytes, stages}};
+}
+
+// Launches Kernel(p, args...) with `threads` a block over the grid plan_grid gives for a
+// strip of TW columns (p.band_rows set there).
+template <auto Kernel, int TW, typename... Args>
+cudaError_t launch_planned(SlidingArgs<float, float> &p, int threads, cudaStream_t stream, Args... args) {
+    dim3 grid;
+    if (const cudaError_t e = plan_grid<Kernel, TW>(p, threads, &grid); e != cudaSuccess) {
+        return e;
+    }
+    Kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p, args...);
+    return cudaGetLastError();
+}
+
 // A block's strip of tile_columns and band of rows, walked as the library's sliding kernel
 // walks them: chunks of the layout's chunk_rows, the column pass lag chunks behind.
 struct TcBand {
@@ -375,16 +408,10 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
     static_assert(Warps == TW / 16 && CH == 32, "row pass: 2 x TW / 32 runs of 16 rows; column pass: TW / 16");
     extern __shared__ __align__(128) unsigned char smem[];
     const SlidingLayout &l = p.layout;
-    const int taps_row_pitch = (p.kw + T - 1) / T * T;
-    float *const row_taps = reinterpret_cast<float *>(smem);
-    float *const col_taps = row_taps + taps_row_pitch;
+    const auto [row_taps, col_taps, ring, stage] = probe_smem(smem, p, stages);
     float4 *const row_frags = reinterpret_cast<float4 *>(
         smem + l.taps_bytes - size_t(tensor_core_blocks(p.kw) + tensor_core_blocks(p.kh)) * tensor_core_block_bytes);
     float4 *const col_frags = row_frags + tensor_core_blocks(p.kw) * 32;
-    float *const ring = reinterpret_cast<float *>(smem + l.taps_bytes);
-    const auto stage = [&](int c) {
-        return reinterpret_cast<float *>(smem + l.taps_bytes + l.ring_bytes + (c % stages) * l.stage_bytes);
-    };
 
     const auto [x0, y0, stage_x, rows, chunks, ring_chunks] = tc_band(p, TW);
     const int jr = int(tensor_core_blocks(p.kw)), jc = int(tensor_core_blocks(p.kh));
@@ -450,13 +477,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
 // Launches the tensor-core kernel for p's layout (from tensor_core_layout) on `stream`.
 template <typename O, int TW>
 cudaError_t launch_tensor_core_tile(SlidingArgs<float, float> &p, int stages, cudaStream_t stream) {
-    constexpr auto kernel = separable_tensor_core_kernel<O, TW>;
-    dim3 grid;
-    if (const cudaError_t e = plan_grid<kernel, TW>(p, 2 * TW, &grid); e != cudaSuccess) {
-        return e;
-    }
-    kernel<<<grid, 2 * TW, p.layout.total_bytes, stream>>>(p, stages);
-    return cudaGetLastError();
+    return launch_planned<separable_tensor_core_kernel<O, TW>, TW>(p, 2 * TW, stream, stages);
 }
 
 }  // namespace

@@ -279,18 +279,12 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
     extern __shared__ __align__(128) unsigned char smem[];
     const SlidingLayout &l = p.layout;
     const F16Offsets off = f16_offsets(p.kw, p.kh, l.lag);
-    const int taps_row_pitch = (p.kw + T - 1) / T * T;
-    float *const row_taps = reinterpret_cast<float *>(smem);
-    float *const col_taps = row_taps + taps_row_pitch;
+    const auto [row_taps, col_taps, ring, stage] = probe_smem(smem, p, stages);
     uint4 *const row_frags = reinterpret_cast<uint4 *>(smem + off.frags);
     uint4 *const col_frags = row_frags + f16_blocks(p.kw) * 32;
     // Row c % ring_chunks: each warp's largest row sum of ring chunk c; row lag + 1: each
     // warp's largest staged sample of the current chunk.
     uint32_t *const maxes = reinterpret_cast<uint32_t *>(smem + off.maxes);
-    float *const ring = reinterpret_cast<float *>(smem + l.taps_bytes);
-    const auto stage = [&](int c) {
-        return reinterpret_cast<float *>(smem + l.taps_bytes + l.ring_bytes + (c % stages) * l.stage_bytes);
-    };
 
     const auto [x0, y0, stage_x, rows, chunks, ring_chunks] = tc_band(p, TW);
     const int jr = int(f16_blocks(p.kw)), jc = int(f16_blocks(p.kh));
@@ -394,13 +388,7 @@ __global__ void __launch_bounds__(2 * TW, 32 * tensor_core_max_warps_per_sm / (2
 
 template <typename O, int TW, int stages>
 cudaError_t launch_f16_kernel(SlidingArgs<float, float> &p, cudaStream_t stream) {
-    constexpr auto kernel = separable_f16_kernel<O, TW, stages>;
-    dim3 grid;
-    if (const cudaError_t e = plan_grid<kernel, TW>(p, 2 * TW, &grid); e != cudaSuccess) {
-        return e;
-    }
-    kernel<<<grid, 2 * TW, p.layout.total_bytes, stream>>>(p);
-    return cudaGetLastError();
+    return launch_planned<separable_f16_kernel<O, TW, stages>, TW>(p, 2 * TW, stream);
 }
 
 template <typename O, int TW>
