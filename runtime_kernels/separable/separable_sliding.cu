@@ -270,26 +270,6 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
     }
 }
 
-// Bands per strip: the split of the output's chunks over blocks that finishes soonest,
-// counting waves of resident blocks and each block's chunks (its first `lag` chunks run
-// the row pass only).
-int choose_bands(int64_t strips, int64_t out_height, const SlidingLayout &l, int kw, int kh, int64_t resident) {
-    const int64_t chunks = (out_height + l.chunk_rows - 1) / l.chunk_rows;
-    const int64_t most = std::min<int64_t>({chunks, 65535, std::max<int64_t>(1, 4 * resident / strips)});
-    int best = 1;
-    double best_cost = 0;
-    for (int64_t bands = 1; bands <= most; bands++) {
-        const int64_t per_band = (chunks + bands - 1) / bands;
-        const int64_t waves = (strips * bands + resident - 1) / resident;
-        const double cost = double(waves) * (double(per_band) * (kw + kh + 8) + double(l.lag) * (kw + 4));
-        if (bands == 1 || cost < best_cost) {
-            best = int(bands);
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
 // The grid for Kernel (block_threads a block) over p: strips of TW columns, and bands for
 // the blocks its shared memory and registers let reside (p.band_rows set here).
 template <auto Kernel, int TW, typename S, typename A>
@@ -306,7 +286,7 @@ cudaError_t plan_grid(SlidingArgs<S, A> &p, int block_threads, dim3 *grid) {
         return e;
     }
     const int64_t strips = (int64_t(p.out_width) + TW - 1) / TW;
-    const int bands = choose_bands(strips, p.out_height, p.layout, p.kw, p.kh, int64_t(per_sm) * device_sm_count());
+    const int bands = sliding_bands(strips, p.out_height, p.layout, p.kw, p.kh, per_sm, device_sm_count());
     const int ch = p.layout.chunk_rows;
     p.band_rows = int(((int64_t(p.out_height) + bands - 1) / bands + ch - 1) / ch * ch);
     *grid = dim3(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
