@@ -290,42 +290,51 @@ TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
     EXPECT_FALSE(rk::sep::sliding_fits(250, 250, 4));
 }
 
-// The sliding pass's band split (sliding_bands, checked without a GPU): a band count the
-// grid can take (1 to 65535, at most the strip's chunks) that is itself the count its band
-// height gives, for tiny, tall, wide and large outputs on small and large GPUs; and on
-// the H100 (132 SMs), the band counts the 2026-11-27 sweep measured fastest where the rule
-// before it lost 29 and 39 % (bench/results/h100/separable/bands-2026-11-27/).
-TEST(SeparableSlidingLayout, BandsFitTheGridAndSplitSmallImages) {
+// The sliding pass's split (sliding_split, checked without a GPU): a band count the grid
+// can take (1 to 65535, at most the strip's chunks) that is itself the count its band
+// height gives, for tiny, tall, wide and large outputs on small and large GPUs; and on the
+// H100 (132 SMs, the residency each layout had there), the splits the 2026-11-27 sweeps
+// measured fastest where the rule before lost 29 and 39 %, and the strip width that was
+// faster (bench/results/h100/separable/bands-2026-11-27/).
+TEST(SeparableSlidingLayout, SplitsFitTheGridAndSmallImages) {
     for (const int bytes : {8, 4, 2}) {
         for (const int k : {1, 3, 31, 63, 127, 193}) {
-            const rk::sep::SlidingLayout l = rk::sep::sliding_layout(k, k, bytes);
-            if (l.tile_columns == 0) {
-                continue;
-            }
-            for (const int64_t width : {int64_t(1), int64_t(1000), int64_t(4096), int64_t(200000)}) {
-                for (const int64_t height :
-                     {int64_t(1), int64_t(17), int64_t(1080), int64_t(8192), int64_t(1000000), int64_t(2000000000)}) {
-                    for (const auto &[per_sm, sms] : {std::pair{1, 1}, std::pair{2, 132}, std::pair{5, 132}}) {
-                        SCOPED_TRACE(std::to_string(bytes) + " bytes, K " + std::to_string(k) + ", " +
-                                     std::to_string(width) + " x " + std::to_string(height));
-                        const int64_t strips = (width + l.tile_columns - 1) / l.tile_columns;
-                        const int64_t chunks = (height + l.chunk_rows - 1) / l.chunk_rows;
-                        const int bands = rk::sep::sliding_bands(strips, height, l, k, k, per_sm, sms);
-                        ASSERT_GE(bands, 1);
-                        EXPECT_LE(bands, std::min<int64_t>(chunks, 65535));
-                        const int64_t per_band = (chunks + bands - 1) / bands;
-                        EXPECT_EQ((chunks + per_band - 1) / per_band, bands);
+            for (const int tile : rk::sep::sliding_tile_widths) {
+                const rk::sep::SlidingLayout l = rk::sep::sliding_layout_for(tile, k, k, bytes);
+                if (l.total_bytes > rk::sep::sliding_shared_budget) {
+                    continue;
+                }
+                for (const int64_t width : {int64_t(1), int64_t(1000), int64_t(4096), int64_t(200000)}) {
+                    for (const int64_t height : {int64_t(1), int64_t(17), int64_t(1080), int64_t(8192),
+                                                 int64_t(1000000), int64_t(2000000000)}) {
+                        for (const auto &[per_sm, sms] : {std::pair{1, 1}, std::pair{2, 132}, std::pair{5, 132}}) {
+                            SCOPED_TRACE(std::to_string(bytes) + " bytes, K " + std::to_string(k) + ", strip " +
+                                         std::to_string(tile) + ", " + std::to_string(width) + " x " +
+                                         std::to_string(height));
+                            const int64_t strips = (width + l.tile_columns - 1) / l.tile_columns;
+                            const int64_t chunks = (height + l.chunk_rows - 1) / l.chunk_rows;
+                            const rk::sep::SlidingSplit split =
+                                rk::sep::sliding_split(strips, height, l, k, k, per_sm, sms);
+                            ASSERT_GE(split.bands, 1);
+                            EXPECT_LE(split.bands, std::min<int64_t>(chunks, 65535));
+                            const int64_t per_band = (chunks + split.bands - 1) / split.bands;
+                            EXPECT_EQ((chunks + per_band - 1) / per_band, split.bands);
+                            EXPECT_GT(split.cost, 0.0);
+                        }
                     }
                 }
             }
         }
     }
-    const auto h100 = [](int64_t size, int k, int bytes, int per_sm) {
-        const rk::sep::SlidingLayout l = rk::sep::sliding_layout(k, k, bytes);
-        return rk::sep::sliding_bands((size + l.tile_columns - 1) / l.tile_columns, size, l, k, k, per_sm, 132);
+    const auto h100 = [](int64_t size, int k, int bytes, int tile, int per_sm) {
+        const rk::sep::SlidingLayout l = rk::sep::sliding_layout_for(tile, k, k, bytes);
+        return rk::sep::sliding_split((size + tile - 1) / tile, size, l, k, k, per_sm, 132);
     };
-    EXPECT_EQ(h100(1024, 63, 4, 4), 32);  // 0.031 ms; the rule before took 64 bands (0.040)
-    EXPECT_GE(h100(8192, 3, 2, 5), 43);   // 0.263-0.277 from 43 to 74 bands; before 10 (0.367)
+    EXPECT_EQ(h100(1024, 63, 4, 128, 4).bands, 32);  // 0.031 ms; the rule before took 64 bands (0.040)
+    EXPECT_GE(h100(8192, 3, 2, 128, 5).bands, 43);   // 0.263-0.277 from 43 to 74 bands; before 10 (0.367)
+    // 1024^2 f32 K = 127: 64-column strips 0.058 ms, 128: 0.065; 4096^2 K = 63: 128 columns.
+    EXPECT_LT(h100(1024, 127, 4, 64, 3).cost, h100(1024, 127, 4, 128, 2).cost);
+    EXPECT_LT(h100(4096, 63, 4, 128, 4).cost, h100(4096, 63, 4, 64, 5).cost);
 }
 
 // The CUDA rows' limits from CUDA's grid and the sliding pass's shared memory, as the

@@ -1,17 +1,18 @@
-// Sweep of the sliding separable pass's band count (runtime_kernels/separable/): for each
+// Sweep of the sliding separable pass's split (runtime_kernels/separable/): for each
 // precision, image size and kernel, the library kernel launched directly with every
-// distinct band height up to 8 waves of resident blocks, timed, beside the band count the
-// library's sliding_bands picks. The measurements a band rule is fitted to and checked
-// against.
+// distinct band height up to 8 waves of resident blocks, in the strip width the library
+// picks or (`widths`) in each that fits, timed, beside the library's choice of width and
+// band count (sliding_split). The measurements its model is fitted to and checked against.
 // Build: nvcc -Iruntime_kernels -isystem <halide>/include -O3 -std=c++20 -arch=sm_90 <this> -o probe
-// Run:   probe > bands.csv
+// Run:   probe > bands.csv          (probe widths: every strip width that fits, not only the library's)
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "probe_support.cuh"
 #include "separable/separable_sliding.cu"
+// After the kernel's file (its stubs complete the kernel's helpers).
+#include "probe_support.cuh"
 
 using namespace halconv::rk;
 using namespace halconv::rk::sep;
@@ -50,8 +51,13 @@ float time_launches(const SlidingArgs<S, A> &p, dim3 grid) {
     return t[t.size() / 2];
 }
 
+// The library's choice for p: its strip width and band count (from the launch it makes).
+struct Choice {
+    int tile = 0, bands = 0;
+};
+
 template <typename S, typename A, typename O, int TW>
-void sweep_tile(const char *precision, SlidingArgs<S, A> p, const char *size_name) {
+void sweep_tile(const char *precision, SlidingArgs<S, A> p, const char *size_name, Choice library) {
     constexpr auto kernel = separable_sliding_kernel<S, A, O, TW>;
     CK(allow_opt_in_shared_memory<kernel>());
     int per_sm = 0;
@@ -60,7 +66,6 @@ void sweep_tile(const char *precision, SlidingArgs<S, A> p, const char *size_nam
     const int64_t strips = (int64_t(p.out_width) + TW - 1) / TW;
     const int ch = p.layout.chunk_rows;
     const int64_t chunks = (int64_t(p.out_height) + ch - 1) / ch;
-    const int library = sliding_bands(strips, p.out_height, p.layout, p.kw, p.kh, per_sm, device_sm_count());
     const int64_t most = std::min<int64_t>({chunks, 65535, std::max<int64_t>(1, 8 * resident / strips)});
     int64_t last_rows = -1;
     for (int64_t bands = 1; bands <= most; bands++) {
@@ -72,18 +77,21 @@ void sweep_tile(const char *precision, SlidingArgs<S, A> p, const char *size_nam
         p.band_rows = int(per_band * ch);
         const dim3 grid(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
         const float ms = time_launches<kernel>(p, grid);
-        printf("%s,%s,%d,%d,%d,%d,%lld,%lld,%u,%lld,%d,%.5f\n", precision, size_name, p.kw, TW, p.layout.lag, per_sm,
-               (long long)strips, (long long)chunks, grid.y, (long long)per_band, library, ms);
+        printf("%s,%s,%d,%d,%d,%d,%lld,%lld,%u,%lld,%d,%.5f,%d\n", precision, size_name, p.kw, TW, p.layout.lag, per_sm,
+               (long long)strips, (long long)chunks, grid.y, (long long)per_band, library.bands, ms, library.tile);
     }
 }
 
+// Every strip width whose layout fits the budget when `widths`, else the one the library
+// picks.
+bool widths = false;
+
 template <typename S, typename A, typename O>
 void sweep(const char *precision, int w, int h, int k) {
-    SlidingArgs<S, A> p{};
-    p.layout = sliding_layout(k, k, int(sizeof(S)));
-    if (p.layout.tile_columns == 0) {
+    if (!sliding_fits(k, k, int(sizeof(S)))) {
         return;
     }
+    SlidingArgs<S, A> p{};
     S *image = nullptr, *taps = nullptr;
     O *out = nullptr;
     CK(cudaMalloc(&image, size_t(w) * h * sizeof(S)));
@@ -103,11 +111,21 @@ void sweep(const char *precision, int w, int h, int k) {
     p.kw = p.kh = k;
     p.boundary = 2;  // reflect
     p.base_x = p.base_y = -(k - 1) / 2;
+    SlidingArgs<S, A> chosen = p;
+    CK((launch<S, A, O>(chosen, nullptr)));
+    CK(cudaDeviceSynchronize());
+    const Choice library{chosen.layout.tile_columns, int((int64_t(h) + chosen.band_rows - 1) / chosen.band_rows)};
     const std::string size_name = std::to_string(w) + "x" + std::to_string(h);
-    if (p.layout.tile_columns == 128) {
-        sweep_tile<S, A, O, 128>(precision, p, size_name.c_str());
-    } else {
-        sweep_tile<S, A, O, 64>(precision, p, size_name.c_str());
+    for (const int tile : sliding_tile_widths) {
+        p.layout = sliding_layout_for(tile, k, k, int(sizeof(S)));
+        if (p.layout.total_bytes > sliding_shared_budget || (!widths && tile != library.tile)) {
+            continue;
+        }
+        if (tile == 128) {
+            sweep_tile<S, A, O, 128>(precision, p, size_name.c_str(), library);
+        } else {
+            sweep_tile<S, A, O, 64>(precision, p, size_name.c_str(), library);
+        }
     }
     CK(cudaFree(image));
     CK(cudaFree(out));
@@ -116,8 +134,9 @@ void sweep(const char *precision, int w, int h, int k) {
 
 }  // namespace
 
-int main() {
-    printf("precision,size,k,tile,lag,per_sm,strips,chunks,bands,chunks_per_band,library_bands,ms\n");
+int main(int argc, char **argv) {
+    widths = argc > 1 && std::string(argv[1]) == "widths";
+    printf("precision,size,k,tile,lag,per_sm,strips,chunks,bands,chunks_per_band,library_bands,ms,library_tile\n");
     const int sizes[][2] = {{512, 512}, {1024, 1024}, {2048, 2048}, {3840, 2160}, {4096, 4096}, {8192, 8192}};
     for (const auto &s : sizes) {
         for (int k : {3, 7, 15, 31, 63, 95, 127, 193}) {

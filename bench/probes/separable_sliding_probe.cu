@@ -37,6 +37,10 @@ const char *variant_name(Variant v) {
 
 struct Chosen { Variant variant; TcLayout layout; };
 
+// The CUDA-core pass's strip width when set (probe K SIZE cuda-cores TILE), else the library's
+// choice (a forced width may need more shared memory than the library's budget).
+int forced_tile = 0;
+
 Chosen case_layout(const SlidingArgs<float, float> &p, Variant v) {
     int d = 0, per_block = 0, per_sm = 0;
     CK(cudaGetDevice(&d));
@@ -55,7 +59,9 @@ Chosen case_layout(const SlidingArgs<float, float> &p, Variant v) {
 
 cudaError_t launch_case(SlidingArgs<float, float> &p, const Chosen &c) {
     const TcLayout &tc = c.layout;
-    if (tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);
+    if (tc.tile_columns == 0 && forced_tile == 128) return launch_planned<separable_sliding_kernel<float, float, float, 128>, 128>(p, threads, nullptr);
+    if (tc.tile_columns == 0 && forced_tile == 64) return launch_planned<separable_sliding_kernel<float, float, float, 64>, 64>(p, threads, nullptr);
+    if (tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);  // the library's choice of width
     SlidingArgs<float, float> q = p;
     q.layout = tc;
     if (c.variant == Variant::dmma) return launch_dmma<float, 2>(q, nullptr);
@@ -68,9 +74,6 @@ cudaError_t launch_case(SlidingArgs<float, float> &p, const Chosen &c) {
 }
 
 // Returns max relative error over checked outputs (all when few, else a sample).
-// The CUDA-core pass's strip width when set (probe K SIZE cuda-cores TILE), else the library's
-// choice (a forced width may need more shared memory than the library's budget).
-int forced_tile = 0;
 
 // nonfinite: a NaN, +inf and -inf planted in the image; every output must then be NaN,
 // infinite or finite as the float64 sum is (and within the bound where finite).

@@ -270,10 +270,11 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
     }
 }
 
-// The grid for Kernel (block_threads a block) over p: strips of TW columns, and bands for
-// the blocks its shared memory and registers let reside (p.band_rows set here).
+// The split of p's output (on p.layout) for Kernel, block_threads a block: its band
+// count and modeled cost (sliding_split) for the blocks its shared memory and registers
+// let reside.
 template <auto Kernel, int TW, typename S, typename A>
-cudaError_t plan_grid(SlidingArgs<S, A> &p, int block_threads, dim3 *grid) {
+cudaError_t plan_split(const SlidingArgs<S, A> &p, int block_threads, SlidingSplit *split) {
     cudaError_t e = allow_opt_in_shared_memory<Kernel>();  // once per device, not per call
     int per_sm = 0;
     if (e == cudaSuccess) {
@@ -286,29 +287,63 @@ cudaError_t plan_grid(SlidingArgs<S, A> &p, int block_threads, dim3 *grid) {
         return e;
     }
     const int64_t strips = (int64_t(p.out_width) + TW - 1) / TW;
-    const int bands = sliding_bands(strips, p.out_height, p.layout, p.kw, p.kh, per_sm, device_sm_count());
-    const int ch = p.layout.chunk_rows;
-    p.band_rows = int(((int64_t(p.out_height) + bands - 1) / bands + ch - 1) / ch * ch);
-    *grid = dim3(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
+    *split = sliding_split(strips, p.out_height, p.layout, p.kw, p.kh, per_sm, device_sm_count());
     return cudaSuccess;
 }
 
-// Launches the kernel for p's layout on `stream` (p.band_rows set here).
-template <typename S, typename A, typename O, int TW>
-cudaError_t launch_tile(SlidingArgs<S, A> &p, cudaStream_t stream) {
-    constexpr auto kernel = separable_sliding_kernel<S, A, O, TW>;
-    dim3 grid;
-    if (const cudaError_t e = plan_grid<kernel, TW>(p, threads, &grid); e != cudaSuccess) {
-        return e;
-    }
-    kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
-    return cudaGetLastError();
+// The grid of strips of TW columns and `bands` bands each (p.band_rows set here).
+template <int TW, typename S, typename A>
+dim3 grid_of(SlidingArgs<S, A> &p, int bands) {
+    const int ch = p.layout.chunk_rows;
+    p.band_rows = int(((int64_t(p.out_height) + bands - 1) / bands + ch - 1) / ch * ch);
+    const int64_t strips = (int64_t(p.out_width) + TW - 1) / TW;
+    return dim3(unsigned(strips), unsigned((int64_t(p.out_height) + p.band_rows - 1) / p.band_rows));
 }
 
+// The grid for Kernel over p on p.layout (p.band_rows set here).
+template <auto Kernel, int TW, typename S, typename A>
+cudaError_t plan_grid(SlidingArgs<S, A> &p, int block_threads, dim3 *grid) {
+    SlidingSplit split;
+    if (const cudaError_t e = plan_split<Kernel, TW>(p, block_threads, &split); e != cudaSuccess) {
+        return e;
+    }
+    *grid = grid_of<TW>(p, split.bands);
+    return cudaSuccess;
+}
+
+// Launches the pass on `stream` in the strip width whose split the model predicts
+// fastest among those whose layout fits (p.layout and p.band_rows set here).
 template <typename S, typename A, typename O>
 cudaError_t launch(SlidingArgs<S, A> &p, cudaStream_t stream) {
     static_assert(sliding_tile_widths[0] == 128 && sliding_tile_widths[1] == 64, "one kernel per strip width");
-    return p.layout.tile_columns == 128 ? launch_tile<S, A, O, 128>(p, stream) : launch_tile<S, A, O, 64>(p, stream);
+    constexpr auto wide_kernel = separable_sliding_kernel<S, A, O, 128>;
+    constexpr auto narrow_kernel = separable_sliding_kernel<S, A, O, 64>;
+    SlidingArgs<S, A> wide = p, narrow = p;
+    wide.layout = sliding_layout_for(128, p.kw, p.kh, sizeof(S));
+    narrow.layout = sliding_layout_for(64, p.kw, p.kh, sizeof(S));
+    SlidingSplit wide_split, narrow_split;
+    const bool wide_fits = wide.layout.total_bytes <= sliding_shared_budget;
+    const bool narrow_fits = narrow.layout.total_bytes <= sliding_shared_budget;
+    if (wide_fits) {
+        if (const cudaError_t e = plan_split<wide_kernel, 128>(wide, threads, &wide_split); e != cudaSuccess) {
+            return e;
+        }
+    }
+    if (narrow_fits) {
+        if (const cudaError_t e = plan_split<narrow_kernel, 64>(narrow, threads, &narrow_split); e != cudaSuccess) {
+            return e;
+        }
+    }
+    if (wide_fits && (!narrow_fits || wide_split.cost <= narrow_split.cost)) {
+        const dim3 grid = grid_of<128>(wide, wide_split.bands);
+        p = wide;
+        wide_kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
+    } else {
+        const dim3 grid = grid_of<64>(narrow, narrow_split.bands);
+        p = narrow;
+        narrow_kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
+    }
+    return cudaGetLastError();
 }
 
 template <typename S, typename A, typename O>

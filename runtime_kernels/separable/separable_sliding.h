@@ -34,7 +34,9 @@ inline constexpr int sliding_outputs_per_thread = 8;
 // 8 rows of a column.
 inline constexpr int sliding_chunk_outputs = sliding_threads * sliding_outputs_per_thread;
 // The strip widths, widest first: 128 columns halve the apron each strip stages again
-// over 64; 64 (with chunks twice as tall) is for kernels whose ring does not fit at 128.
+// over 64; 64 (with chunks twice as tall) for kernels whose ring does not fit at 128, and
+// where its twice as many strips fill the GPU with fewer bands (small images,
+// sliding_split).
 inline constexpr int sliding_tile_widths[] = {128, 64};
 // Shared memory a block may use: what every sm_80+ GPU can give a block (sm_86 / sm_89
 // opt in to 99 KB), so that the registry's answer does not depend on the device.
@@ -112,32 +114,39 @@ inline bool sliding_fits(int64_t kw, int64_t kh, int storage_bytes) {
 
 // The split of each strip's output rows into bands (a block each) for a grid of `strips`
 // strips on `sm_count` SMs that hold `per_sm` blocks each: the band count, at most 65535
-// (CUDA's grid y) and at most the strip's chunks. Each distinct band height is scored by
-// a model fitted to a sweep of every band height on the H100 (f32, f16, f64; 512^2 to
-// 8192^2, K = 3 to 193: bench/results/h100/separable/bands-2026-11-27/), and the best
-// taken:
+// (CUDA's grid y) and at most the strip's chunks, and the time the model below predicts
+// for it (in units of a tap summed over a chunk, to compare layouts). Each distinct band
+// height is scored and the best taken; the model was fitted to sweeps of every band
+// height and both strip widths on the H100 (f32, f16, f64; 512^2 to 8192^2, K = 3 to 193:
+// bench/results/h100/separable/bands-2026-11-27/):
 //   - a block's work is its chunks' row and column sums, its first `lag` chunks the row
-//     sums only (in taps, a chunk's copy and barriers counted as 16 taps, a lag chunk's 4);
+//     sums only (in taps; a chunk's copy and barriers count 16 taps, plus 32 per strip
+//     width of apron columns it copies beside the strip; a lag chunk's 4);
 //   - the busiest SM runs ceil(blocks / SMs) of them in waves of per_sm, a wave of m
 //     blocks at min(1, m / 2.5) of the SM's rate (fewer blocks leave its issue slots idle);
 //   - blocks resident together walk their bands in step, copying and summing at the same
 //     time, so one wave of long bands overlaps copies with sums worse than several waves
 //     of shorter ones: 20 % more for one wave, 20 % / waves for more.
-// Against the fastest band count of a second sweep its choices cost 1.2 % on (geometric)
-// average and 13 % at worst; the rule it replaced (waves x a block's work, at most 4
-// waves) cost 4.7 % and 39 %.
-inline int sliding_bands(int64_t strips, int64_t out_height, const SlidingLayout &l, int64_t kw, int64_t kh, int per_sm,
-                         int sm_count) {
+// Against the fastest split of the sweeps its choices (of width and bands) cost 1.5 % on
+// (geometric) average and 10 % at worst; the rule it replaced (the widest strip; waves x
+// a block's work, at most 4 waves) cost 4.7 % and 39 % on the bands alone.
+struct SlidingSplit {
+    int bands = 1;
+    double cost = 0;
+};
+
+inline SlidingSplit sliding_split(int64_t strips, int64_t out_height, const SlidingLayout &l, int64_t kw, int64_t kh,
+                                  int per_sm, int sm_count) {
+    SlidingSplit best;
     const int64_t chunks = (out_height + l.chunk_rows - 1) / l.chunk_rows;
-    if (strips < 1 || chunks < 1 || per_sm < 1 || sm_count < 1) {
-        return 1;
+    if (strips < 1 || chunks < 1 || per_sm < 1 || sm_count < 1 || l.tile_columns < 1) {
+        return best;
     }
-    constexpr double saturating_blocks = 2.5, copy_taps = 16, lag_copy_taps = 4, in_step = 0.2;
-    constexpr int64_t most_waves = 8;  // the sweep's range
+    constexpr double saturating_blocks = 2.5, copy_taps = 16, apron_taps = 32, lag_copy_taps = 4, in_step = 0.2;
+    constexpr int64_t most_waves = 8;  // the sweeps' range
     const int64_t resident = int64_t(per_sm) * sm_count;
     const int64_t most = std::min<int64_t>({chunks, 65535, std::max<int64_t>(1, most_waves * resident / strips)});
-    int best = 1;
-    double best_cost = 0;
+    const double chunk_work = double(kw + kh) + copy_taps + apron_taps * double(kw) / double(l.tile_columns);
     for (int64_t asked = 1, last = 0; asked <= most; asked++) {
         const int64_t per_band = (chunks + asked - 1) / asked;
         const int64_t bands = (chunks + per_band - 1) / per_band;  // the grid those bands give
@@ -151,13 +160,11 @@ inline int sliding_bands(int64_t strips, int64_t out_height, const SlidingLayout
         const int64_t partial = busiest % per_sm;
         const double span = double(busiest / per_sm) * std::max(double(per_sm), saturating_blocks) +
                             (partial > 0 ? std::max(double(partial), saturating_blocks) : 0.0);
-        const double work =
-            double(per_band) * (double(kw + kh) + copy_taps) + double(l.lag) * (double(kw) + lag_copy_taps);
+        const double work = double(per_band) * chunk_work + double(l.lag) * (double(kw) + lag_copy_taps);
         const double waves = double(blocks) / double(resident);
         const double cost = span * work * (1 + in_step / std::max(1.0, waves));
-        if (best_cost == 0 || cost < best_cost) {
-            best = int(bands);
-            best_cost = cost;
+        if (best.cost == 0 || cost < best.cost) {
+            best = {int(bands), cost};
         }
     }
     return best;
