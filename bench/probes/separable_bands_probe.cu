@@ -51,7 +51,7 @@ float time_launches(const SlidingArgs<S, A> &p, dim3 grid) {
     return t[t.size() / 2];
 }
 
-// The library's choice for p: its strip width and band count (from the launch it makes).
+// The library's choice for p: its strip width and band count (its plan).
 struct Choice {
     int tile = 0, bands = 0;
 };
@@ -112,9 +112,9 @@ void sweep(const char *precision, int w, int h, int k) {
     p.boundary = 2;  // reflect
     p.base_x = p.base_y = -(k - 1) / 2;
     SlidingArgs<S, A> chosen = p;
-    CK((launch<S, A, O>(chosen, nullptr)));
-    CK(cudaDeviceSynchronize());
-    const Choice library{chosen.layout.tile_columns, int((int64_t(h) + chosen.band_rows - 1) / chosen.band_rows)};
+    dim3 grid;
+    CK((plan<S, A, O>(chosen, &grid)));
+    const Choice library{chosen.layout.tile_columns, int(grid.y)};
     const std::string size_name = std::to_string(w) + "x" + std::to_string(h);
     for (const int tile : sliding_tile_widths) {
         p.layout = sliding_layout_for(tile, k, k, int(sizeof(S)));

@@ -61,7 +61,11 @@ cudaError_t launch_case(SlidingArgs<float, float> &p, const Chosen &c) {
     const TcLayout &tc = c.layout;
     if (tc.tile_columns == 0 && forced_tile == 128) return launch_planned<separable_sliding_kernel<float, float, float, 128>, 128>(p, threads, nullptr);
     if (tc.tile_columns == 0 && forced_tile == 64) return launch_planned<separable_sliding_kernel<float, float, float, 64>, 64>(p, threads, nullptr);
-    if (tc.tile_columns == 0) return launch<float, float, float>(p, nullptr);  // the library's choice of width
+    if (tc.tile_columns == 0) {  // the library's choice of width
+        dim3 grid;
+        const cudaError_t e = plan<float, float, float>(p, &grid);
+        return e != cudaSuccess ? e : launch_planned_pass<float, float, float>(p, grid, nullptr);
+    }
     SlidingArgs<float, float> q = p;
     q.layout = tc;
     if (c.variant == Variant::dmma) return launch_dmma<float, 2>(q, nullptr);

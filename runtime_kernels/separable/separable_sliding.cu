@@ -324,37 +324,51 @@ cudaError_t plan_grid(SlidingArgs<S, A> &p, int block_threads, dim3 *grid) {
     return cudaSuccess;
 }
 
-// Launches the pass on `stream` in the strip width whose split the model predicts
-// fastest among those whose layout fits (p.layout and p.band_rows set here).
+// p on a TW-column strip where its layout fits the budget, kept in *best (its grid in
+// *grid) when the model predicts it faster than the width kept before (ties keep the
+// wider, considered first).
+template <typename S, typename A, typename O, int TW>
+cudaError_t consider_width(SlidingArgs<S, A> p, SlidingArgs<S, A> *best, double *best_cost, dim3 *grid) {
+    p.layout = sliding_layout_for(TW, p.kw, p.kh, sizeof(S));
+    if (p.layout.total_bytes > sliding_shared_budget) {
+        return cudaSuccess;
+    }
+    SlidingSplit split;
+    if (const cudaError_t e = plan_split<separable_sliding_kernel<S, A, O, TW>, TW>(p, threads, &split);
+        e != cudaSuccess) {
+        return e;
+    }
+    if (best->layout.tile_columns == 0 || split.cost < *best_cost) {
+        *grid = grid_of<TW>(p, split.bands);
+        *best = p;
+        *best_cost = split.cost;
+    }
+    return cudaSuccess;
+}
+
+// The strip width whose split the model predicts fastest among those whose layout fits,
+// and its grid (p.layout and p.band_rows set here; tile_columns 0 where none fits).
 template <typename S, typename A, typename O>
-cudaError_t launch(SlidingArgs<S, A> &p, cudaStream_t stream) {
+cudaError_t plan(SlidingArgs<S, A> &p, dim3 *grid) {
     static_assert(sliding_tile_widths[0] == 128 && sliding_tile_widths[1] == 64, "one kernel per strip width");
-    constexpr auto wide_kernel = separable_sliding_kernel<S, A, O, 128>;
-    constexpr auto narrow_kernel = separable_sliding_kernel<S, A, O, 64>;
-    SlidingArgs<S, A> wide = p, narrow = p;
-    wide.layout = sliding_layout_for(128, p.kw, p.kh, sizeof(S));
-    narrow.layout = sliding_layout_for(64, p.kw, p.kh, sizeof(S));
-    SlidingSplit wide_split, narrow_split;
-    const bool wide_fits = wide.layout.total_bytes <= sliding_shared_budget;
-    const bool narrow_fits = narrow.layout.total_bytes <= sliding_shared_budget;
-    if (wide_fits) {
-        if (const cudaError_t e = plan_split<wide_kernel, 128>(wide, threads, &wide_split); e != cudaSuccess) {
-            return e;
-        }
+    SlidingArgs<S, A> best = p;
+    best.layout.tile_columns = 0;
+    double cost = 0;
+    cudaError_t e = consider_width<S, A, O, 128>(p, &best, &cost, grid);
+    if (e == cudaSuccess) {
+        e = consider_width<S, A, O, 64>(p, &best, &cost, grid);
     }
-    if (narrow_fits) {
-        if (const cudaError_t e = plan_split<narrow_kernel, 64>(narrow, threads, &narrow_split); e != cudaSuccess) {
-            return e;
-        }
-    }
-    if (wide_fits && (!narrow_fits || wide_split.cost <= narrow_split.cost)) {
-        const dim3 grid = grid_of<128>(wide, wide_split.bands);
-        p = wide;
-        wide_kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
+    p = best;
+    return e;
+}
+
+// Launches the pass as planned (p.layout, p.band_rows and grid from plan) on `stream`.
+template <typename S, typename A, typename O>
+cudaError_t launch_planned_pass(const SlidingArgs<S, A> &p, dim3 grid, cudaStream_t stream) {
+    if (p.layout.tile_columns == 128) {
+        separable_sliding_kernel<S, A, O, 128><<<grid, threads, p.layout.total_bytes, stream>>>(p);
     } else {
-        const dim3 grid = grid_of<64>(narrow, narrow_split.bands);
-        p = narrow;
-        narrow_kernel<<<grid, threads, p.layout.total_bytes, stream>>>(p);
+        separable_sliding_kernel<S, A, O, 64><<<grid, threads, p.layout.total_bytes, stream>>>(p);
     }
     return cudaGetLastError();
 }
@@ -378,8 +392,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     }
     SlidingArgs<S, A> p{};
     static_assert(sizeof(A) == size_t(sliding_accumulator_bytes(int(sizeof(S)))), "the layout's sums");
-    p.layout = sliding_layout(kw, kh, sizeof(S));
-    if (p.layout.tile_columns == 0) {
+    if (!sliding_fits(kw, kh, sizeof(S))) {
         return fail(uc, name,
                     "kernel too large for the sliding separable pass (registry limit separable_sliding_fits)");
     }
@@ -406,16 +419,18 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     p.fill = to_storage<S>(fill);
     p.base_x = int64_t(out->dim[0].min) - offset_x - in->dim[0].min;
     p.base_y = int64_t(out->dim[1].min) - offset_y - in->dim[1].min;
-    // One pass per term, in stream order, each after the first adding into the output:
-    // the output's own thread reads back what it wrote.
-    cudaError_t e = cudaSuccess;
+    // One pass per term, all on one plan (the terms share the kernel's shape), in stream
+    // order, each after the first adding into the output: the output's own thread reads
+    // back what it wrote.
+    dim3 grid;
+    cudaError_t e = plan<S, A, O>(p, &grid);
     for (int t = 0; t < terms && e == cudaSuccess; t++) {
         const int64_t row_at = terms > 1 ? int64_t(t) * row->dim[1].stride : 0;
         const int64_t col_at = terms > 1 ? int64_t(t) * col->dim[1].stride : 0;
         p.row_taps = reinterpret_cast<const S *>(uintptr_t(row->device)) + row_at;
         p.col_taps = reinterpret_cast<const S *>(uintptr_t(col->device)) + col_at;
         p.accumulate = t > 0;
-        e = launch<S, A, O>(p, stream);
+        e = launch_planned_pass<S, A, O>(p, grid, stream);
     }
     return finish_extern_call(uc, name, "separable sliding pass", e, out);
 }
