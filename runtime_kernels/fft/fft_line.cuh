@@ -78,6 +78,20 @@ struct BlockBarrier {
     __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
+// Entry k of the twiddle table: exp(-2 pi i k / kTableSize), rounded once from double precision.
+__device__ inline float2 table_twiddle(int k) {
+    double s, c;
+    sincospi(-2.0 * double(k) / double(kTableSize), &s, &c);
+    return make_float2(float(c), float(s));
+}
+// The twiddle table (kTableSize entries). Launch with kTableSize threads.
+static __global__ void fill_twiddle_table(float2 *table) {
+    const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
+    if (k < kTableSize) {
+        table[k] = table_twiddle(k);
+    }
+}
+
 __device__ __forceinline__ int padded(int i) {
     return i + (i >> 4);
 }

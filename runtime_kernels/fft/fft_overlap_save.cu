@@ -448,16 +448,6 @@ __global__ void __launch_bounds__(row_threads<N>())
     }
 }
 
-// exp(-2 pi i k / 4096), k < 4096, rounded once from double precision.
-__global__ void fill_twiddles(float2 *table) {
-    const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
-    if (k < fft_line::kTableSize) {
-        double s, c;
-        sincospi(-2.0 * double(k) / double(fft_line::kTableSize), &s, &c);
-        table[k] = make_float2(float(c), float(s));
-    }
-}
-
 std::string cufft_message(cufftResult r, const char *what) {
     return std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what;
 }
@@ -616,7 +606,7 @@ void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStre
             if (p.twiddles == nullptr) {
                 check_cuda_rk(cudaMalloc(&p.twiddles, fft_line::kTableSize * sizeof(float2)),
                               "allocating the twiddle table");
-                fill_twiddles<<<fft_line::kTableSize / 256, 256, 0, stream>>>(p.twiddles);
+                fft_line::fill_twiddle_table<<<fft_line::kTableSize / 256, 256, 0, stream>>>(p.twiddles);
                 check_cuda_rk(cudaGetLastError(), "the twiddle table");
             }
         }
