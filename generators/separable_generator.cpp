@@ -4,9 +4,11 @@
 //   rows(x, y)   = sum_i row(i) * padded(x + i - offset_x, y)
 //   output(x, y) = sum_j col(j) * rows(x, y + j - offset_y)
 //
-// halconv_separable_cuda: the same definition as a hand-written extern stage on CUDA
-// cores (runtime_kernels/separable/halconv_sep.h), which applies the boundary rule as it
-// stages the image and keeps the sums' sliding windows in registers.
+// halconv_separable_cuda: the same definition as hand-written extern stages on CUDA
+// cores (runtime_kernels/separable/halconv_sep.h), in two forms: `sliding` applies the
+// boundary rule as it stages the image and keeps the sums' sliding windows in registers;
+// `fft_lines` (float32 transforms: f32, f16f32, f16) runs both passes as 1D overlap-save
+// FFTs along lines, for kernels past the sliding pass's shared memory.
 #include <map>
 
 #include "Halide.h"
@@ -73,8 +75,9 @@ public:
     }
 };
 
-enum class SeparableForm { sliding };
-inline const std::map<std::string, SeparableForm> separable_form_names = {{"sliding", SeparableForm::sliding}};
+enum class SeparableForm { sliding, fft_lines };
+inline const std::map<std::string, SeparableForm> separable_form_names = {{"sliding", SeparableForm::sliding},
+                                                                          {"fft_lines", SeparableForm::fft_lines}};
 
 class SeparableCuda : public Halide::Generator<SeparableCuda> {
 public:
@@ -95,6 +98,8 @@ public:
         require_types("separable_cuda", precision, input, row_kernel, output);
         require_types("separable_cuda", precision, input, col_kernel, output);
         require(get_target().has_feature(Halide::Target::CUDA), "separable_cuda: the extern stage needs a CUDA target");
+        require(SeparableForm(form) != SeparableForm::fft_lines || Precision(precision) != Precision::f64,
+                "separable_cuda: the fft_lines form has float32 transforms (f32, f16f32, f16), not f64");
         // ALGORITHM (the schedule is the extern stage's own)
         const std::string form_name = name_in(separable_form_names, SeparableForm(form));
         Var x{"x"}, y{"y"};

@@ -12,6 +12,7 @@
 #include "geometry.h"
 #include "internal.h"
 #include "registry.h"
+#include "separable/separable_fft.h"
 #include "separable/separable_sliding.h"
 
 namespace halconv::internal {
@@ -107,6 +108,14 @@ std::string limit_separable_sliding_fits(const Request &r, const VariantRow &) {
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " needs " + std::to_string(l.total_bytes >> 10) +
            " KiB of shared memory for the sliding pass's staged rows and ring of " + std::to_string(l.ring_rows) +
            " row sums, more than its " + std::to_string(rk::sep::sliding_shared_budget >> 10) + " KiB";
+}
+
+std::string limit_separable_fft_lines_fits(const Request &r, const VariantRow &) {
+    if (r.kernel_width <= rk::sep::fft_max_taps && r.kernel_height <= rk::sep::fft_max_taps) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is past the fft_lines pass's " +
+           std::to_string(rk::sep::fft_max_taps) + " taps per axis (a line block holds one output at least)";
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

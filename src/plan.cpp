@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "recursive/recursive_layout.h"
 #include "registry.h"
+#include "separable/separable_fft.h"
 #include "single_channel/halconv_tc.h"
 #include "workspace_pool.h"
 
@@ -312,6 +313,14 @@ void finish(PlanState &s) {
             device_bytes +=
                 rk::align_scratch(size_t(s.extended_pitch) * size_t(s.extended.height) * s.types.storage.bytes());
         }
+    }
+    if (row.signature == internal::Signature::separable && cuda &&
+        std::string_view(row.generator) == "separable_cuda" && std::string_view(row.schedule) == "fft_lines") {
+        // The intermediate (the output's width, the image's height) and the spectra.
+        s.extern_bytes =
+            rk::sep::fft_lines_layout(s.output.width, s.output.height, s.image.height, s.kernel.width, s.kernel.height)
+                .total_bytes;
+        device_bytes = rk::align_scratch(s.extern_bytes);
     }
     if (row.signature == internal::Signature::recursive_gaussian && cuda) {
         s.extern_bytes = internal::recursive_gaussian_workspace_bytes(s.options.precision, s.image);

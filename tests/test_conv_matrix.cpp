@@ -8,6 +8,7 @@
 #include "conv2d/conv2d_sliding.h"
 #include "geometry.h"
 #include "registry.h"
+#include "separable/separable_fft.h"
 #include "separable/separable_sliding.h"
 #include "test_support.h"
 
@@ -376,15 +377,60 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
             r.precision = row->supports(Precision::f32) ? Precision::f32 : Precision::f16f32;
             const std::string refusal = row->refusal(r);
             // Anderson2021 writes the autoscheduled row's schedule (its tall outputs run in
-            // bands, plan.cpp); the sliding pass (separable, low_rank) has a grid of its own.
+            // bands, plan.cpp); the sliding passes (separable, low_rank, conv2d) and the
+            // fft_lines pass (one-dimensional grids of blocks) have grids of their own.
             const bool own_grid = row->autoscheduled || row->name() == "separable_cuda_sliding" ||
-                                  row->name() == "low_rank_cuda_sliding" || row->name() == "conv2d_cuda_sliding";
+                                  row->name() == "separable_cuda_fft_lines" || row->name() == "low_rank_cuda_sliding" ||
+                                  row->name() == "conv2d_cuda_sliding";
             EXPECT_EQ(refusal.find("CUDA's grid limit") != std::string::npos, !own_grid)
                 << row->name() << ": " << refusal;
             refused += own_grid ? 0 : 1;
         }
     }
     EXPECT_GE(refused, 10);  // naive, shared_tiled, two separable schedules, five tensor-core rows, fft
+}
+
+// The fft_lines pass's plan (checked without a GPU): each axis's line length minimizes the
+// transformed points times the transform's passes, holds the kernel, and is the shortest
+// that does on a tie; the scratch's parts are aligned and apart; the registry refuses
+// kernels past the longest line, saying so.
+TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
+    using rk::sep::fft_line_length;
+    constexpr auto rows = rk::sep::FftAxis::rows, columns = rk::sep::FftAxis::columns;
+    EXPECT_EQ(fft_line_length(4096, 15, rows), 256);       // 17 x 256 x 3 < 9 x 512 x 3
+    EXPECT_EQ(fft_line_length(4096, 193, rows), 512);      // 13 x 512 x 3 < 5 x 1024 x 4
+    EXPECT_EQ(fft_line_length(4096, 127, columns), 1024);  // 5 x 1024 x 3 < 32 x 256 x 2 < 11 x 512 x 3
+    EXPECT_EQ(fft_line_length(4096, 63, columns), 256);    // 22 x 256 x 2 < 5 x 1024 x 3 (16 x 16 x 4)
+    EXPECT_EQ(fft_line_length(4096, 255, rows), 512);      // 16 x 512 x 3 = 6 x 1024 x 4 = 3 x 2048 x 4
+    EXPECT_EQ(fft_line_length(5, 301, rows), 512);
+    EXPECT_EQ(fft_line_length(1, 4095, columns), 4096);
+    EXPECT_EQ(fft_line_length(10, 4097, rows), 0);
+    for (const auto &[w, h, image_h, kw, kh] :
+         {std::tuple{301, 7, 9, 3, 3}, std::tuple{4096, 4096, 4096, 255, 255}, std::tuple{1, 1000, 1000, 1, 4095}}) {
+        const rk::sep::FftLinesLayout l = rk::sep::fft_lines_layout(w, h, image_h, kw, kh);
+        EXPECT_EQ(l.mid_pitch % 2, 0);
+        EXPECT_GE(l.mid_pitch, w);
+        const size_t parts[] = {l.mid_offset,      l.row_spectrum_offset, l.column_spectrum_offset,
+                                l.twiddles_offset, l.taps_offset,         l.constants_offset};
+        for (size_t i = 0; i < std::size(parts); i++) {
+            EXPECT_EQ(parts[i] % 256, 0u);
+        }
+        EXPECT_GE(l.row_spectrum_offset, l.mid_offset + size_t(l.mid_pitch) * image_h * sizeof(float));
+        EXPECT_GE(l.column_spectrum_offset, l.row_spectrum_offset + size_t(l.row_length) * 8);
+        EXPECT_GE(l.twiddles_offset, l.column_spectrum_offset + size_t(l.column_length) * 8);
+        EXPECT_GE(l.taps_offset, l.twiddles_offset + size_t(rk::sep::fft_twiddles) * 8);
+        EXPECT_GE(l.constants_offset, l.taps_offset + size_t(kw + kh) * sizeof(float));
+        EXPECT_GE(l.total_bytes, l.constants_offset + sizeof(rk::sep::FftLinesConstants));
+    }
+    internal::Request r;
+    r.device = Device::cuda;
+    internal::VariantRow row{};
+    r.kernel_width = 4095;
+    r.kernel_height = 3;
+    EXPECT_EQ(internal::limit_separable_fft_lines_fits(r, row), "");
+    r.kernel_height = 4096;
+    EXPECT_NE(internal::limit_separable_fft_lines_fits(r, row).find("past the fft_lines pass's 4095 taps per axis"),
+              std::string::npos);
 }
 
 // Batch forms (cmake/halconv_registry.cmake, BATCH_FORM): every CUDA row of the direct sums
@@ -524,6 +570,218 @@ TEST_P(CudaSeparable, SlidingPassKeepsNonFiniteSamplesInTheirWindows) {
             window_abs.data[i] = keep ? window_abs.data[i] : 0.0;
         }
         EXPECT_TRUE(matches_reference(finite, want, precision, kw * kh, true, fb.factor_error, &window_abs));
+    }
+}
+
+// ---- The fft_lines pass (runtime_kernels/separable/separable_fft.h) ----
+
+// The separable correlation in float64, row pass then column pass (SciPy's placement of a
+// kh x kw kernel): the value, and sum |col| sum |row| |x| per output (the direct sums'
+// magnitude). O(outputs (kw + kh)): fit for kernels of thousands of taps.
+Reference separable_reference(const Image &img, const std::vector<double> &row, const std::vector<double> &col,
+                              Mode mode, Boundary b, double fill, bool flip) {
+    const int kw = int(row.size()), kh = int(col.size());
+    const auto [ow, oh, ox, oy] = reference_placement(img.width, img.height, kw, kh, mode, flip);
+    const int rows = oh + kh - 1;  // extended rows the column pass reads, from y = -oy
+    std::vector<double> sums(size_t(ow) * rows), magnitudes(size_t(ow) * rows);
+    for (int r = 0; r < rows; r++) {
+        for (int x = 0; x < ow; x++) {
+            double s = 0.0, m = 0.0;
+            for (int i = 0; i < kw; i++) {
+                const double k = flip ? row[size_t(kw - 1 - i)] : row[size_t(i)];
+                const double v = sample(img, x + i - ox, r - oy, b, fill);
+                s += k * v;
+                m += std::fabs(k) * std::fabs(v);
+            }
+            sums[size_t(r) * ow + x] = s;
+            magnitudes[size_t(r) * ow + x] = m;
+        }
+    }
+    Reference ref{{ow, oh, std::vector<double>(size_t(ow) * oh)}, {ow, oh, std::vector<double>(size_t(ow) * oh)}};
+    for (int y = 0; y < oh; y++) {
+        for (int x = 0; x < ow; x++) {
+            double s = 0.0, m = 0.0;
+            for (int j = 0; j < kh; j++) {
+                const double k = flip ? col[size_t(kh - 1 - j)] : col[size_t(j)];
+                s += k * sums[size_t(y + j) * ow + x];
+                m += std::fabs(k) * magnitudes[size_t(y + j) * ow + x];
+            }
+            ref.value.data[size_t(y) * ow + x] = s;
+            ref.magnitude.data[size_t(y) * ow + x] = m;
+        }
+    }
+    return ref;
+}
+
+// The fft_lines pass's stated bound (halconv_sep.h) for the whole call: each pass within
+// 8 u log2(M) sqrt(2 M) sum|taps| of its input's largest magnitude (u = 2^-24: float32
+// transforms in every precision), the row pass's error summed by the column taps:
+//   8 u sqrt(2) (log2(Mr) sqrt(Mr) + log2(Mc) sqrt(Mc)) sum|row| sum|col| max|x|.
+// It is the transforms' normwise bound (Higham, Thm 24.2) through a product with the taps'
+// spectrum, whose largest value is at most sum|taps|.
+double fft_lines_bound(const rk::sep::FftLinesLayout &l, const std::vector<double> &row, const std::vector<double> &col,
+                       double max_abs_x) {
+    double row_abs = 0.0, col_abs = 0.0;
+    for (double v : row) {
+        row_abs += std::fabs(v);
+    }
+    for (double v : col) {
+        col_abs += std::fabs(v);
+    }
+    const auto pass = [](int m) { return std::log2(double(m)) * std::sqrt(double(m)); };
+    return 8.0 * 0x1p-24 * std::sqrt(2.0) * (pass(l.row_length) + pass(l.column_length)) * row_abs * col_abs *
+           max_abs_x;
+}
+
+// Taps as stored: random in [-1, 1), or (`ends`) 1 at both ends and 0 between, whose small
+// sum keeps the bound tight enough to see a tap or sample out of place.
+Halide::Runtime::Buffer<> taps_buffer(halide_type_t type, int n, bool ends, std::vector<double> &exact) {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    Halide::Runtime::Buffer<> b(type, n);
+    exact.assign(size_t(n), 0.0);
+    for (int i = 0; i < n; i++) {
+        store(b, size_t(i), ends ? (i == 0 || i == n - 1 ? 1.0 : 0.0) : dist(rng()));
+        exact[size_t(i)] = load(b, size_t(i));
+    }
+    return b;
+}
+
+// Long kernels through the separable entry: the sliding pass where its shared memory
+// holds them (a long row kernel with a short column one), the fft_lines pass beyond
+// (float32 transforms: f32, f16f32, f16), each within its own bound. Every mode, boundary,
+// correlation and convolution; kernels longer than the image along an axis, lines of one
+// sample, partial last blocks, every line length (256 ... 4096). f64 keeps the Halide
+// schedules past the sliding pass (tested above).
+TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
+    const Precision precision = GetParam();
+    if (precision == Precision::f64) {
+        GTEST_SKIP() << "fft_lines has float32 transforms; f64 kernels past the sliding pass run the Halide schedules";
+    }
+    const halide_type_t type = storage_type(precision);
+    const std::vector<Shape> shapes = {{300, 200, 301, 5}, {200, 300, 5, 301},  {97, 61, 257, 257}, {5, 7, 301, 301},
+                                       {1, 400, 1, 301},   {400, 1, 301, 1},    {1000, 3, 1201, 3}, {3, 1000, 3, 1201},
+                                       {9, 8, 4095, 1},    {8, 9, 1, 4095},     {2, 3, 1025, 257},  {520, 33, 260, 2},
+                                       {33, 520, 2, 260},  {1500, 40, 2047, 1}, {40, 700, 1, 700}};
+    int index = 0, fft_cases = 0;
+    for (const Shape &s : shapes) {
+        for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
+            if (mode == Mode::valid && (s.kernel_width > s.image_width || s.kernel_height > s.image_height)) {
+                continue;
+            }
+            const auto boundary = Boundary(index % 5);
+            const bool flip = index % 2 == 1, ends = index % 3 == 2;
+            ++index;
+            SCOPED_TRACE(std::to_string(s.image_width) + "x" + std::to_string(s.image_height) + " K " +
+                         std::to_string(s.kernel_width) + "x" + std::to_string(s.kernel_height) + " " +
+                         to_string(mode) + " " + to_string(boundary) + (flip ? " convolve" : " correlate") +
+                         (ends ? " end taps" : ""));
+            Image img;
+            std::vector<double> row, col;
+            Halide::Runtime::Buffer<> input = random_buffer(type, s.image_width, s.image_height, img);
+            Halide::Runtime::Buffer<> row_taps = taps_buffer(type, s.kernel_width, ends, row);
+            Halide::Runtime::Buffer<> col_taps = taps_buffer(type, s.kernel_height, ends, col);
+            Options o;
+            o.precision = precision;
+            o.mode = mode;
+            o.boundary = boundary;
+            o.device = Device::cuda;
+            Halide::Runtime::Buffer<> fill(type, 1);
+            store(fill, 0, std::uniform_real_distribution<double>(-2.0, 2.0)(rng()));
+            o.fill_value = load(fill, 0);
+            const Extent2d e = output_extent({s.image_width, s.image_height}, {s.kernel_width, s.kernel_height}, mode);
+            Halide::Runtime::Buffer<> out(output_type(precision), e.width, e.height);
+            poison(out);
+            ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
+            const Dispatch d = flip ? separable_convolve2d(input, row_taps, col_taps, out, o)
+                                    : separable_correlate2d(input, row_taps, col_taps, out, o);
+            const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, type.bytes());
+            EXPECT_EQ(d.variant, fits ? "separable_cuda_sliding" : "separable_cuda_fft_lines");
+            ASSERT_EQ(out.copy_to_host(), 0);
+            const Reference ref = separable_reference(img, row, col, mode, boundary, o.fill_value, flip);
+            if (fits) {
+                // Direct float32 sums in every precision: a row sum of kw products, then a
+                // column sum of kh, within (kw + kh + 4) 2^-24 of the magnitude; then the
+                // output's rounding.
+                const double n = s.kernel_width + s.kernel_height + 4;
+                EXPECT_TRUE(compare_samples(out, ref, [&](size_t i, double want) {
+                    return n * 0x1p-24 * ref.magnitude.data[i] + output_roundoff(precision) * std::fabs(want) +
+                           2 * underflow_step(precision);
+                }));
+                continue;
+            }
+            ++fft_cases;
+            double max_abs_x = boundary == Boundary::constant ? std::fabs(o.fill_value) : 0.0;
+            for (double v : img.data) {
+                max_abs_x = std::max(max_abs_x, std::fabs(v));
+            }
+            const rk::sep::FftLinesLayout l =
+                rk::sep::fft_lines_layout(e.width, e.height, s.image_height, s.kernel_width, s.kernel_height);
+            EXPECT_TRUE(matches_reference_within(out, ref, precision, fft_lines_bound(l, row, col, max_abs_x)));
+        }
+    }
+    EXPECT_GE(fft_cases, 20);  // 24 of 35 in f32, 20 with float16 storage (its sliding pass holds more)
+}
+
+// NaN and Inf reach exactly the outputs whose window holds them (the blocks holding them
+// are summed directly), and every other output keeps the bound of the image without them.
+// A finite sample large enough to overflow a transform (1e35: past the row pass's limit
+// for most random taps) leaves every output finite and within the bound of the image
+// holding it: blocks are summed directly where a sample passes their pass's limit.
+TEST_P(CudaSeparable, FftLinesPassKeepsNonFiniteSamplesInTheirWindows) {
+    const Precision precision = GetParam();
+    if (precision != Precision::f32) {
+        GTEST_SKIP() << "the same path in every storage type; float16 holds no sample past a transform's range";
+    }
+    const halide_type_t type = storage_type(precision);
+    constexpr int width = 300, height = 200, kw = 9, kh = 301;
+    ASSERT_FALSE(rk::sep::sliding_fits(kw, kh, type.bytes()));
+    for (double bad : {std::nan(""), double(INFINITY), -double(INFINITY), 1e35}) {
+        SCOPED_TRACE(bad);
+        Image img;
+        std::vector<double> row, col;
+        Halide::Runtime::Buffer<> input = random_buffer(type, width, height, img);
+        Halide::Runtime::Buffer<> row_taps = taps_buffer(type, kw, false, row);
+        Halide::Runtime::Buffer<> col_taps = taps_buffer(type, kh, false, col);
+        const size_t at = size_t(90) * width + 140;
+        Image marked = img;  // NaN at the sample: NaN where the windows hold it
+        marked.data[at] = std::nan("");
+        store(input, at, bad);
+        img.data[at] = bad;
+        Options o;
+        o.precision = precision;
+        o.boundary = Boundary::reflect;
+        o.device = Device::cuda;
+        Halide::Runtime::Buffer<> out(output_type(precision), width, height);
+        poison(out);
+        ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
+        const Dispatch d = separable_correlate2d(input, row_taps, col_taps, out, o);
+        EXPECT_EQ(d.variant, "separable_cuda_fft_lines");
+        ASSERT_EQ(out.copy_to_host(), 0);
+        const Reference ref = separable_reference(img, row, col, Mode::same, Boundary::reflect, 0.0, false);
+        const Reference windows = separable_reference(marked, row, col, Mode::same, Boundary::reflect, 0.0, false);
+        const bool finite = std::isfinite(bad);
+        double max_abs_x = 0.0;
+        for (size_t i = 0; i < img.data.size(); i++) {
+            max_abs_x = std::max(max_abs_x, i == at && !finite ? 0.0 : std::fabs(img.data[i]));
+        }
+        const double bound =
+            fft_lines_bound(rk::sep::fft_lines_layout(width, height, height, kw, kh), row, col, max_abs_x);
+        int held = 0, off = 0;
+        for (size_t i = 0; i < ref.value.data.size(); i++) {
+            const double got = load(out, i), want = ref.value.data[i];
+            const bool in_window = std::isnan(windows.value.data[i]);
+            held += in_window ? 1 : 0;
+            bool ok = std::fabs(got - want) <= bound + 0x1p-24 * std::fabs(want);
+            if (!finite && in_window) {
+                ok = std::isnan(want) ? std::isnan(got) : got == want;
+            }
+            if (!ok && off++ == 0) {
+                ADD_FAILURE() << "output " << i % width << "," << i / width << ": got " << got << " want " << want
+                              << (in_window ? " (its window holds the sample)" : "") << ", bound " << bound;
+            }
+        }
+        EXPECT_EQ(off, 0);
+        EXPECT_EQ(held, kw * height);  // 9 columns, and every row (the column taps outreach the image)
     }
 }
 

@@ -1,5 +1,6 @@
-// The separable correlation on CUDA cores as a Halide extern stage (separable_sliding.cu;
-// the plan in separable_sliding.h).
+// The separable correlation on CUDA cores as Halide extern stages: the sliding pass
+// (separable_sliding.cu; the plan in separable_sliding.h) and 1D FFTs along lines
+// (separable_fft.cu; the plan in separable_fft.h).
 //
 // halconv_sep_sliding_<precision>(in, row_kernel, col_kernel, boundary, fill, offset_x,
 // offset_y, flip, out) computes, for every output position (x, y) of `out`,
@@ -18,6 +19,18 @@
 //   f16f32: float16 samples and taps, float32 sums and output
 //   f16:    float16 samples and taps, float32 sums (more accurate than float16 arithmetic,
 //           as the tensor-core variants), float16 output
+//
+// halconv_sep_fft_lines_<precision>(...), the same arguments and definition for one term
+// (1D kernels only), kernels up to fft_max_taps per axis: a row pass of overlap-save FFTs
+// along x into a float32 intermediate of the output's width and the image's height, then
+// the same along y into the output. float32 transforms in every precision it has (f32,
+// f16f32, f16); the taps' spectra summed in float64. Its error is the transforms', per
+// line block rather than per window: each pass's output within
+// 8 u log2(M) sqrt(2 M) sum|taps| max|x| (u = 2^-24, M the pass's line length, max|x| over
+// the block's samples), the row pass's error carried by the column pass's sum|taps|. A
+// block holding NaN, Inf or a sample whose transform could overflow is summed directly, so
+// such samples reach only the outputs whose window holds them. Scratch: the intermediate
+// and the spectra (fft_lines_layout), from the installed workspace or allocated per call.
 #pragma once
 
 #include <stdint.h>
@@ -40,6 +53,16 @@ int halconv_sep_sliding_f16(halide_buffer_t *in, halide_buffer_t *row_kernel, ha
 int halconv_sep_sliding_f16f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
                                int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
                                halide_buffer_t *out);
+
+int halconv_sep_fft_lines_f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                              int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                              halide_buffer_t *out);
+int halconv_sep_fft_lines_f16(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                              int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                              halide_buffer_t *out);
+int halconv_sep_fft_lines_f16f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                                 int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                                 halide_buffer_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"
