@@ -12,6 +12,7 @@
 #include "cuda_spin_kernel.h"
 #include "multichannel/halconv_mc.h"
 #include "recursive/recursive_layout.h"
+#include "separable/separable_fft.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -389,6 +390,52 @@ TEST_F(PlanGpuStreams, RecursiveGaussianRunsInThePlansWorkspace) {
             out.copy_to_host();
             EXPECT_TRUE(same_bits(out, want));
         }
+    }
+}
+
+// The separable algorithm's fft_lines pass (kernels past the sliding pass's shared memory)
+// runs in its plan's workspace: its intermediate and spectra, sized by fft_lines_layout, so
+// applies after the first allocate nothing and give the one-shot call's bits, in every mode;
+// a device-resident batch, its images dealt over the plan's streams each with a workspace
+// of its own, gives each image's own apply.
+TEST_F(PlanGpuStreams, SeparableFftLinesRunsInThePlansWorkspace) {
+    for (Precision p : {Precision::f32, Precision::f16f32}) {
+        Image img, taps;
+        Halide::Runtime::Buffer<> image = random_buffer(storage_type(p), 301, 203, img);
+        Halide::Runtime::Buffer<> row = random_buffer(storage_type(p), 9, 1, taps);
+        Halide::Runtime::Buffer<> col = random_buffer(storage_type(p), 301, 1, taps);
+        Halide::Runtime::Buffer<> row_taps = row.sliced(1, 0), col_taps = col.sliced(1, 0);
+        for (Mode mode : {Mode::same, Mode::full}) {
+            SCOPED_TRACE(::testing::Message() << to_string(p) << " " << to_string(mode));
+            Options o;
+            o.precision = p;
+            o.device = Device::cuda;
+            o.mode = mode;
+            o.boundary = Boundary::mirror;
+            const Plan plan = Plan::separable({301, 203}, row_taps, col_taps, o);
+            EXPECT_EQ(plan.dispatch().variant, "separable_cuda_fft_lines");
+            const Extent2d e = output_extent({301, 203}, {9, 301}, mode);
+            EXPECT_GE(plan.workspace_bytes(), rk::sep::fft_lines_layout(e.width, e.height, 203, 9, 301).total_bytes);
+            Halide::Runtime::Buffer<> out = plan.allocate_output();
+            EXPECT_EQ(scratch_allocated_after_first_apply(plan, image, out), 0u);
+            Halide::Runtime::Buffer<> want = plan.allocate_output();
+            separable_correlate2d(image, row_taps, col_taps, want, o);
+            want.copy_to_host();
+            out.copy_to_host();
+            EXPECT_TRUE(same_bits(out, want));
+        }
+        Options o;
+        o.precision = p;
+        o.device = Device::cuda;
+        const Plan plan = Plan::separable({301, 203}, row_taps, col_taps, o);
+        Halide::Runtime::Buffer<> batch(storage_type(p), 301, 203, 4);
+        std::uniform_real_distribution<double> dist(-1.0, 1.0);
+        for (size_t i = 0; i < batch.number_of_elements(); i++) {
+            store(batch, i, dist(rng()));
+        }
+        batch.set_host_dirty();
+        batch.copy_to_device(cuda_device_interface());
+        expect_batch_equals_its_images(plan, batch, {0, 1, 2, 3});
     }
 }
 
