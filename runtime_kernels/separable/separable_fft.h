@@ -22,7 +22,8 @@
 
 namespace halconv::rk::sep {
 
-// Line lengths, shortest first; a line holds a whole block, so kernels up to 4095 taps.
+// Line lengths, shortest first. A block of M samples gives M - k + 1 outputs; kernels up to
+// 4095 taps, as the fft stage's (fft_max_kernel), so that every block gives two at least.
 inline constexpr int fft_line_lengths[] = {256, 512, 1024, 2048, 4096};
 inline constexpr int fft_max_taps = 4095;
 // Points per thread of a pass's transforms (fft_line::Shape): 8 along rows (more lines per
