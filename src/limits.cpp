@@ -115,7 +115,8 @@ std::string limit_separable_fft_lines_fits(const Request &r, const VariantRow &)
         return {};
     }
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is past the fft_lines pass's " +
-           std::to_string(rk::sep::fft_max_taps) + " taps per axis (its longest lines are 4096 points)";
+           std::to_string(rk::sep::fft_max_taps) + " taps per axis (its longest lines are " +
+           std::to_string(std::end(rk::sep::fft_line_lengths)[-1]) + " points)";
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

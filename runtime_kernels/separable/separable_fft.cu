@@ -9,6 +9,9 @@
 #include <cfloat>
 #include <climits>
 #include <cstdint>
+#include <iterator>
+#include <type_traits>
+#include <utility>
 
 #include "bands/band_slab.h"
 #include "common/extern_call.cuh"
@@ -391,40 +394,18 @@ cudaError_t launch_columns(ColumnsArgs<O> p, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
-template <typename S>
-cudaError_t rows_for_length(int m, const RowsArgs<S> &p, int64_t out_width, cudaStream_t stream) {
-    switch (m) {
-        case 256:
-            return launch_rows<256, S>(p, out_width, stream);
-        case 512:
-            return launch_rows<512, S>(p, out_width, stream);
-        case 1024:
-            return launch_rows<1024, S>(p, out_width, stream);
-        case 2048:
-            return launch_rows<2048, S>(p, out_width, stream);
-        case 4096:
-            return launch_rows<4096, S>(p, out_width, stream);
-        default:
-            return cudaErrorInvalidValue;
-    }
+// launch(std::integral_constant<int, M>{}) for the line length m: each of fft_line_lengths
+// has its kernels, any other length is refused.
+template <typename Launch, size_t... I>
+cudaError_t for_line_length(int m, Launch &&launch, std::index_sequence<I...>) {
+    cudaError_t e = cudaErrorInvalidValue;
+    (void)((m == fft_line_lengths[I] && ((e = launch(std::integral_constant<int, fft_line_lengths[I]>{})), true)) ||
+           ...);
+    return e;
 }
-
-template <typename O>
-cudaError_t columns_for_length(int m, const ColumnsArgs<O> &p, cudaStream_t stream) {
-    switch (m) {
-        case 256:
-            return launch_columns<256, O>(p, stream);
-        case 512:
-            return launch_columns<512, O>(p, stream);
-        case 1024:
-            return launch_columns<1024, O>(p, stream);
-        case 2048:
-            return launch_columns<2048, O>(p, stream);
-        case 4096:
-            return launch_columns<4096, O>(p, stream);
-        default:
-            return cudaErrorInvalidValue;
-    }
+template <typename Launch>
+cudaError_t for_line_length(int m, Launch &&launch) {
+    return for_line_length(m, launch, std::make_index_sequence<std::size(fft_line_lengths)>{});
 }
 
 template <typename S, typename O>
@@ -502,7 +483,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         r.spectrum = row_spectrum;
         r.twiddles = twiddles;
         r.constants = constants;
-        e = rows_for_length<S>(l.row_length, r, out_w, stream);
+        e = for_line_length(l.row_length, [&](auto m) { return launch_rows<decltype(m)::value, S>(r, out_w, stream); });
     }
     if (e == cudaSuccess) {
         ColumnsArgs<O> c{};
@@ -521,7 +502,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         c.spectrum = column_spectrum;
         c.twiddles = twiddles;
         c.constants = constants;
-        e = columns_for_length<O>(l.column_length, c, stream);
+        e = for_line_length(l.column_length, [&](auto m) { return launch_columns<decltype(m)::value, O>(c, stream); });
     }
     if (const cudaError_t r = scratch.release(); e == cudaSuccess) {
         e = r;

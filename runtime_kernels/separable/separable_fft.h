@@ -20,12 +20,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fft/halconv_fft.h"
+
 namespace halconv::rk::sep {
 
-// Line lengths, shortest first. A block of M samples gives M - k + 1 outputs; kernels up to
-// 4095 taps, as the fft stage's (fft_max_kernel), so that every block gives two at least.
-inline constexpr int fft_line_lengths[] = {256, 512, 1024, 2048, 4096};
-inline constexpr int fft_max_taps = 4095;
+// Line lengths, shortest first, up to the fft stage's longest transform. A block of M
+// samples gives M - k + 1 outputs; kernels up to the fft stage's limit (fft_max_kernel), so
+// that every block gives two at least.
+inline constexpr int fft_line_lengths[] = {256, 512, 1024, 2048, fft_max_tile};
+inline constexpr int fft_max_taps = fft_max_kernel;
 // Points per thread of a pass's transforms (fft_line::Shape): 8 along rows (more lines per
 // block), 16 along columns (one exchange fewer). At 1024-2048 points the column form
 // spills 84-100 bytes past a 512-thread block's 128 registers; 8 points there measured
