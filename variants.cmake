@@ -36,11 +36,13 @@ halconv_variant(shared_tiled cuda conv2d gpu_shared_tiled REQUIRES gpu_conv2d_ti
 halconv_variant(separable cpu separable cpu_separable REQUIRES rank1 cpu_separable_strip
     DOC "row pass then column pass (needs a rank-1 kernel, or the separable entry)")
 halconv_variant(separable cpu separable cpu_separable_two_pass REQUIRES rank1)
-# CUDA: the extern stages (runtime_kernels/separable/): the sliding pass where its ring of
-# row sums fits, 1D FFTs along lines beyond (float32 transforms; 4096^2 f32: K = 255 in
-# about 0.3 ms where the Halide schedules took tens), the Halide schedules for the rest.
+# CUDA: the extern stages (runtime_kernels/separable/): 1D FFTs along lines (float32
+# transforms) from 200 taps together (kw + kh), where they overtake the sliding pass, and
+# wherever its ring of row sums does not fit (4096^2 f32: K = 255 in about 0.4 ms where the
+# Halide schedules took tens); the sliding pass below; the Halide schedules for the rest.
+halconv_variant(separable cuda separable_cuda fft_lines PRECISIONS f32 f16 f16f32
+    REQUIRES rank1 separable_fft_lines_fits separable_fft_lines_pays)
 halconv_variant(separable cuda separable_cuda sliding REQUIRES rank1 separable_sliding_fits)
-halconv_variant(separable cuda separable_cuda fft_lines PRECISIONS f32 f16 f16f32 REQUIRES rank1 separable_fft_lines_fits)
 halconv_variant(separable cuda separable gpu_separable REQUIRES rank1 gpu_separable_tile gpu_grid_width)
 halconv_variant(separable cuda separable gpu_separable_two_pass REQUIRES rank1 gpu_grid_width)
 

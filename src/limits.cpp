@@ -119,6 +119,15 @@ std::string limit_separable_fft_lines_fits(const Request &r, const VariantRow &)
            std::to_string(std::end(rk::sep::fft_line_lengths)[-1]) + " points)";
 }
 
+std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &) {
+    if (rk::sep::fft_lines_preferred(r.kernel_width, r.kernel_height, types_of(r.precision).storage.bytes())) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " has fewer than " +
+           std::to_string(rk::sep::fft_lines_crossover_taps) +
+           " taps together (kw + kh), where the sliding pass is the faster";
+}
+
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {
     if (gpu_grid_fits_width(r.output_width, r.kernel_width)) {
         return {};

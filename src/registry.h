@@ -159,6 +159,7 @@ std::string limit_cpu_separable_strip(const Request &r, const VariantRow &row);
 std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
 std::string limit_separable_sliding_fits(const Request &r, const VariantRow &row);
 std::string limit_separable_fft_lines_fits(const Request &r, const VariantRow &row);
+std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &row);
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row);
 std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row);
 std::string limit_conv2d_sliding_kernel(const Request &r, const VariantRow &row);

@@ -76,9 +76,10 @@ protected:
     void SetUp() override { skip_without_cuda(std::get<0>(GetParam())); }
 };
 
-// Sigmas 0.5 (3 taps) and 3 (19) run the one-pass schedules; 12 (73 taps: apron over a
-// CPU strip, tile over the GPU's shared memory) and 30 (181 taps, far beyond the image)
-// the two-pass ones.
+// Sigmas 0.5 (3 taps) and 3 (19) run the one-pass schedules on the CPU; 12 (73 taps: apron
+// over a CPU strip) and 30 (181 taps, far beyond the image) the two-pass ones. On CUDA the
+// sliding pass runs up to sigma 12 (f64 to 3, the Halide schedules beyond), the fft_lines
+// passes sigma 30 (f32, f16f32), within their own bound.
 TEST_P(GaussianBlur, AnySigmaMatchesReference) {
     const auto [device, precision] = GetParam();
     struct Case {
@@ -119,6 +120,19 @@ TEST_P(GaussianBlur, AnySigmaMatchesReference) {
         EXPECT_EQ(d.algorithm, Algorithm::separable);
         EXPECT_EQ(d.device, device);
         const Reference ref = correlate_reference(img, outer(g, g), c.mode, c.boundary, 0.25, false);
+        const bool fft_lines =
+            device == Device::cuda && precision != Precision::f64 && 2 * k >= rk::sep::fft_lines_crossover_taps;
+        EXPECT_EQ(d.variant == "separable_cuda_fft_lines", fft_lines) << d.variant;
+        if (fft_lines) {
+            // The transforms' bound on the rounded taps; samples and fill are within [0, 1).
+            double g_abs = 0.0;
+            for (double v : g) {
+                g_abs += std::fabs(v);
+            }
+            const rk::sep::FftLinesLayout l = rk::sep::fft_lines_layout(e.width, e.height, c.height, k, k);
+            EXPECT_TRUE(matches_reference_within(out, ref, precision, fft_lines_bound(l, g_abs * g_abs, 1.0)));
+            continue;
+        }
         // The reference's kernel is the rounded outer product: a factored kernel. In
         // f64 the reference's own k^2-term sum rounds as much as the pipeline: its
         // gamma_{k^2} joins the bound.

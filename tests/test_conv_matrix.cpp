@@ -431,6 +431,22 @@ TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
     r.kernel_height = 4096;
     EXPECT_NE(internal::limit_separable_fft_lines_fits(r, row).find("past the fft_lines pass's 4095 taps per axis"),
               std::string::npos);
+    // The separable entry takes these passes over the sliding pass from 200 taps together
+    // (kw + kh; 193 x 3 stays sliding) in every precision they have.
+    for (const Precision p : {Precision::f32, Precision::f16, Precision::f16f32}) {
+        r.precision = p;
+        for (const auto &[kw, kh] : {std::pair{100, 100}, std::pair{3, 197}, std::pair{4095, 1}, std::pair{99, 100},
+                                     std::pair{193, 3}, std::pair{1, 1}}) {
+            r.kernel_width = kw;
+            r.kernel_height = kh;
+            const bool pays = kw + kh >= 200;
+            EXPECT_EQ(internal::limit_separable_fft_lines_pays(r, row).empty(), pays) << kw << "x" << kh;
+            if (!pays) {
+                EXPECT_NE(internal::limit_separable_fft_lines_pays(r, row).find("fewer than 200 taps together"),
+                          std::string::npos);
+            }
+        }
+    }
 }
 
 // Batch forms (cmake/halconv_registry.cmake, BATCH_FORM): every CUDA row of the direct sums
@@ -465,7 +481,8 @@ TEST(Registry, BatchFormsOnTheCudaRowsThatHaveThem) {
 // The separable algorithm on CUDA: the sliding extern stage wherever its shared memory
 // suffices (runtime_kernels/separable/separable_sliding.h), over several strips, chunks
 // and bands, with kernels of every residue modulo its 8-sample window, tall, wide and up
-// to its limit; the Halide schedules beyond it. Cases whose float64 reference would take
+// to its limit (through low_rank where the separable entry takes the fft_lines passes);
+// the Halide schedules beyond it. Cases whose float64 reference would take
 // more than max_reference_taps multiply-adds are left out (the reference is a direct 2D
 // sum): the largest kernels run on small images and in same mode.
 class CudaSeparable : public ::testing::TestWithParam<Precision> {
@@ -480,15 +497,15 @@ protected:
 TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
     constexpr int64_t max_reference_taps = 25'000'000;
     const Precision precision = GetParam();
-    // The last three are past what the layout held with two stage buffers: float32 past 129
-    // taps (several chunks through the ring) and at its largest square kernel, float16
-    // storage at its largest.
-    const std::vector<Shape> shapes = {{333, 517, 1, 1},  {333, 517, 3, 3},  {260, 90, 8, 8},      {131, 97, 9, 17},
-                                       {257, 60, 31, 7},  {90, 50, 63, 63},  {64, 32, 16, 16},     {40, 33, 127, 127},
-                                       {300, 60, 127, 3}, {60, 300, 3, 127}, {24, 300, 13, 250},   {45, 40, 100, 90},
-                                       {1, 70, 5, 9},     {70, 1, 9, 5},     {300, 150, 21, 19},   {1000, 60, 33, 9},
-                                       {70, 1, 41, 1},    {1, 70, 1, 41},    {145, 220, 131, 131}, {27, 24, 193, 193},
-                                       {13, 12, 225, 225}};
+    // 145 x 220 to 13 x 12 are past what the layout held with two stage buffers: float32 past
+    // 129 taps (several chunks through the ring) and at its largest square kernel, float16
+    // storage at its largest; the last a row kernel of 301 taps (a stage 309 columns wide).
+    const std::vector<Shape> shapes = {{333, 517, 1, 1},   {333, 517, 3, 3},  {260, 90, 8, 8},      {131, 97, 9, 17},
+                                       {257, 60, 31, 7},   {90, 50, 63, 63},  {64, 32, 16, 16},     {40, 33, 127, 127},
+                                       {300, 60, 127, 3},  {60, 300, 3, 127}, {24, 300, 13, 250},   {45, 40, 100, 90},
+                                       {1, 70, 5, 9},      {70, 1, 9, 5},     {300, 150, 21, 19},   {1000, 60, 33, 9},
+                                       {70, 1, 41, 1},     {1, 70, 1, 41},    {145, 220, 131, 131}, {27, 24, 193, 193},
+                                       {13, 12, 225, 225}, {200, 40, 301, 5}};
     int index = 0;
     for (const Shape &s : shapes) {
         // float16 sums of more than ~250 products have no useful bound; the sliding pass
@@ -510,9 +527,19 @@ TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
             SCOPED_TRACE(std::to_string(s.image_width) + "x" + std::to_string(s.image_height) + " K " +
                          std::to_string(s.kernel_width) + "x" + std::to_string(s.kernel_height) + " " +
                          to_string(mode) + " " + to_string(boundary) + (flip ? " convolve" : " correlate"));
-            const Dispatch d = run_case(Device::cuda, Algorithm::separable, precision, s, mode, boundary, flip, true);
-            const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, storage_type(precision).bytes());
-            EXPECT_EQ(d.variant == "separable_cuda_sliding", fits) << d.variant;
+            // Kernels the separable entry gives the fft_lines passes (200 taps together and
+            // more, float32 transforms) reach the sliding pass as a low_rank kernel of one term.
+            const int bytes = storage_type(precision).bytes();
+            const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, bytes);
+            const bool to_fft =
+                precision != Precision::f64 && rk::sep::fft_lines_preferred(s.kernel_width, s.kernel_height, bytes);
+            const Algorithm algorithm = fits && to_fft ? Algorithm::low_rank : Algorithm::separable;
+            const Dispatch d = run_case(Device::cuda, algorithm, precision, s, mode, boundary, flip, true);
+            if (algorithm == Algorithm::low_rank) {
+                EXPECT_EQ(d.variant, "low_rank_cuda_sliding");
+            } else {
+                EXPECT_EQ(d.variant == "separable_cuda_sliding", fits) << d.variant;
+            }
         }
     }
 }
@@ -613,24 +640,13 @@ Reference separable_reference(const Image &img, const std::vector<double> &row, 
     return ref;
 }
 
-// The fft_lines pass's stated bound (halconv_sep.h) for the whole call: each pass within
-// 8 u log2(M) sqrt(2 M) sum|taps| of its input's largest magnitude (u = 2^-24: float32
-// transforms in every precision), the row pass's error summed by the column taps:
-//   8 u sqrt(2) (log2(Mr) sqrt(Mr) + log2(Mc) sqrt(Mc)) sum|row| sum|col| max|x|.
-// It is the transforms' normwise bound (Higham, Thm 24.2) through a product with the taps'
-// spectrum, whose largest value is at most sum|taps|.
-double fft_lines_bound(const rk::sep::FftLinesLayout &l, const std::vector<double> &row, const std::vector<double> &col,
-                       double max_abs_x) {
-    double row_abs = 0.0, col_abs = 0.0;
-    for (double v : row) {
-        row_abs += std::fabs(v);
+// sum |v|.
+double abs_sum(const std::vector<double> &v) {
+    double sum = 0.0;
+    for (double x : v) {
+        sum += std::fabs(x);
     }
-    for (double v : col) {
-        col_abs += std::fabs(v);
-    }
-    const auto pass = [](int m) { return std::log2(double(m)) * std::sqrt(double(m)); };
-    return 8.0 * 0x1p-24 * std::sqrt(2.0) * (pass(l.row_length) + pass(l.column_length)) * row_abs * col_abs *
-           max_abs_x;
+    return sum;
 }
 
 // Taps as stored: random in [-1, 1), or (`ends`) 1 at both ends and 0 between, whose small
@@ -646,9 +662,9 @@ Halide::Runtime::Buffer<> taps_buffer(halide_type_t type, int n, bool ends, std:
     return b;
 }
 
-// Long kernels through the separable entry: the sliding pass where its shared memory
-// holds them (a long row kernel with a short column one), the fft_lines pass beyond
-// (float32 transforms: f32, f16f32, f16), each within its own bound. Every mode, boundary,
+// Long kernels through the separable entry: the fft_lines passes (float32 transforms: f32,
+// f16f32, f16) from 200 taps together, within their bound, whether or not the sliding pass's
+// shared memory would hold the kernel (a long row kernel with a short column one). Every mode, boundary,
 // correlation and convolution; kernels longer than the image along an axis, lines of one
 // sample, partial last blocks, every line length (256 ... 4096). f64 keeps the Halide
 // schedules past the sliding pass (tested above).
@@ -662,7 +678,7 @@ TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
                                        {1, 400, 1, 301},   {400, 1, 301, 1},    {1000, 3, 1201, 3}, {3, 1000, 3, 1201},
                                        {9, 8, 4095, 1},    {8, 9, 1, 4095},     {2, 3, 1025, 257},  {520, 33, 260, 2},
                                        {33, 520, 2, 260},  {1500, 40, 2047, 1}, {40, 700, 1, 700}};
-    int index = 0, fft_cases = 0;
+    int index = 0, cases = 0;
     for (const Shape &s : shapes) {
         for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
             if (mode == Mode::valid && (s.kernel_width > s.image_width || s.kernel_height > s.image_height)) {
@@ -694,32 +710,22 @@ TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
             ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
             const Dispatch d = flip ? separable_convolve2d(input, row_taps, col_taps, out, o)
                                     : separable_correlate2d(input, row_taps, col_taps, out, o);
-            const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, type.bytes());
-            EXPECT_EQ(d.variant, fits ? "separable_cuda_sliding" : "separable_cuda_fft_lines");
+            ASSERT_GE(s.kernel_width + s.kernel_height, rk::sep::fft_lines_crossover_taps);
+            EXPECT_EQ(d.variant, "separable_cuda_fft_lines");
             ASSERT_EQ(out.copy_to_host(), 0);
             const Reference ref = separable_reference(img, row, col, mode, boundary, o.fill_value, flip);
-            if (fits) {
-                // Direct float32 sums in every precision: a row sum of kw products, then a
-                // column sum of kh, within (kw + kh + 4) 2^-24 of the magnitude; then the
-                // output's rounding.
-                const double n = s.kernel_width + s.kernel_height + 4;
-                EXPECT_TRUE(compare_samples(out, ref, [&](size_t i, double want) {
-                    return n * 0x1p-24 * ref.magnitude.data[i] + output_roundoff(precision) * std::fabs(want) +
-                           2 * underflow_step(precision);
-                }));
-                continue;
-            }
-            ++fft_cases;
+            ++cases;
             double max_abs_x = boundary == Boundary::constant ? std::fabs(o.fill_value) : 0.0;
             for (double v : img.data) {
                 max_abs_x = std::max(max_abs_x, std::fabs(v));
             }
             const rk::sep::FftLinesLayout l =
                 rk::sep::fft_lines_layout(e.width, e.height, s.image_height, s.kernel_width, s.kernel_height);
-            EXPECT_TRUE(matches_reference_within(out, ref, precision, fft_lines_bound(l, row, col, max_abs_x)));
+            EXPECT_TRUE(matches_reference_within(out, ref, precision,
+                                                 fft_lines_bound(l, abs_sum(row) * abs_sum(col), max_abs_x)));
         }
     }
-    EXPECT_GE(fft_cases, 20);  // 24 of 35 in f32, 20 with float16 storage (its sliding pass holds more)
+    EXPECT_EQ(cases, 35);
 }
 
 // NaN and Inf reach exactly the outputs whose window holds them (the blocks holding them
@@ -764,8 +770,8 @@ TEST_P(CudaSeparable, FftLinesPassKeepsNonFiniteSamplesInTheirWindows) {
         for (size_t i = 0; i < img.data.size(); i++) {
             max_abs_x = std::max(max_abs_x, i == at && !finite ? 0.0 : std::fabs(img.data[i]));
         }
-        const double bound =
-            fft_lines_bound(rk::sep::fft_lines_layout(width, height, height, kw, kh), row, col, max_abs_x);
+        const double bound = fft_lines_bound(rk::sep::fft_lines_layout(width, height, height, kw, kh),
+                                             abs_sum(row) * abs_sum(col), max_abs_x);
         int held = 0, off = 0;
         for (size_t i = 0; i < ref.value.data.size(); i++) {
             const double got = load(out, i), want = ref.value.data[i];

@@ -15,6 +15,7 @@
 #include "halconv/float16.h"
 #include "halconv/halconv.h"
 #include "reference.h"
+#include "separable/separable_fft.h"
 
 namespace halconv::test {
 
@@ -290,6 +291,18 @@ inline double fft_error_bound(Precision p, int tile, const Image &kernel, double
     }
     const double u = p == Precision::f64 ? 0x1p-53 : 0x1p-24;  // the transforms' arithmetic
     return 8.0 * u * std::log2(double(tile)) * (sum_abs + tile * std::sqrt(sum_sq)) * std::sqrt(2.0) * tile * max_abs_x;
+}
+
+// The separable fft_lines passes' stated bound (halconv_sep.h) for the whole call: each pass
+// within 8 u log2(M) sqrt(2 M) sum|taps| of its input's largest magnitude (u = 2^-24: float32
+// transforms in every precision), the row pass's error summed by the column taps:
+//   8 u sqrt(2) (log2(Mr) sqrt(Mr) + log2(Mc) sqrt(Mc)) sum|row| sum|col| max|x|,
+// taps_abs = sum|row| sum|col| (a rank-1 kernel's sum |k|). It is the transforms' normwise
+// bound (Higham, Thm 24.2) through a product with the taps' spectrum, whose largest value is
+// at most sum|taps|.
+inline double fft_lines_bound(const rk::sep::FftLinesLayout &l, double taps_abs, double max_abs_x) {
+    const auto pass = [](int m) { return std::log2(double(m)) * std::sqrt(double(m)); };
+    return 8.0 * 0x1p-24 * std::sqrt(2.0) * (pass(l.row_length) + pass(l.column_length)) * taps_abs * max_abs_x;
 }
 
 // |out - ref| <= absolute plus one rounding to the output type, per sample.

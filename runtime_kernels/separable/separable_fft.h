@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "fft/halconv_fft.h"
+#include "separable/separable_sliding.h"
 
 namespace halconv::rk::sep {
 
@@ -29,6 +30,22 @@ namespace halconv::rk::sep {
 // that every block gives two at least.
 inline constexpr int fft_line_lengths[] = {256, 512, 1024, 2048, fft_max_tile};
 inline constexpr int fft_max_taps = fft_max_kernel;
+// Where the separable entry takes these passes over the sliding pass (registry limit
+// separable_fft_lines_pays): from kw + kh = 200 taps together, or wherever the sliding pass
+// does not fit. The sliding pass's time grows with the taps, these passes' with the line
+// length only; on the H100 (bench/results/h100/separable/crossover-2026-11-28/: f32, f16f32,
+// f16; 512^2 to 8192^2; square kernels 31 to 225 and lopsided ones) square kernels cross
+// over between 95 and 111 taps from 2048^2 up (sooner below), 193 x 3 stays faster sliding
+// everywhere and 3 x 193 nearly so. Over the 330 cases measured, this rule's choice is 1.5 %
+// slower than the faster of the two on (geometric) average, where the sliding pass alone
+// was 30 % (3.5x at worst); it is 1.46x at worst where the sliding pass keeps 79 to 95 taps at
+// 1024^2, and in 9 of the 186 cases it gives the passes they are up to 1.22x slower than
+// the sliding pass (225 x 31 at 512^2), 0.6-8 % in the other 8.
+inline constexpr int fft_lines_crossover_taps = 200;
+inline bool fft_lines_preferred(int64_t kw, int64_t kh, int storage_bytes) {
+    return kw + kh >= fft_lines_crossover_taps || !sliding_fits(kw, kh, storage_bytes);
+}
+
 // Points per thread of a pass's transforms (fft_line::Shape): 8 along rows (more lines per
 // block), 16 along columns (one exchange fewer). At 1024-2048 points the column form
 // spills 84-100 bytes past a 512-thread block's 128 registers; 8 points there measured
