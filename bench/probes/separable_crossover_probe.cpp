@@ -8,7 +8,7 @@
 //   g++ -O2 -std=c++20 -Iruntime_kernels -Iinclude -isystem $H/include -I/usr/local/cuda/include \
 //       bench/probes/separable_crossover_probe.cpp build/libhalconv.a -L/usr/local/cuda/lib64 \
 //       -lcufft -lcublas -lcublasLt -lculibos -lcudart_static -ldl -lrt -lpthread -o .gpu/crossover_probe
-// Run:   crossover_probe > crossover.csv
+// Run:   crossover_probe [same|valid [PRECISION]] > crossover.csv   (default: same, every precision)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -108,7 +108,9 @@ double time_calls(const std::function<void()> &call, int calls) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    const bool valid = argc > 1 && std::string(argv[1]) == "valid";
+    const std::string only = argc > 2 ? argv[2] : "";
     std::mt19937 rng(20261128);
     const std::vector<std::pair<int, int>> sizes{{512, 512},   {1024, 1024}, {2048, 2048},
                                                  {3840, 2160}, {4096, 4096}, {8192, 8192}};
@@ -123,30 +125,34 @@ int main() {
     }
     void *workspace = nullptr;
     size_t workspace_bytes = 0;
-    std::printf("precision,width,height,kw,kh,sliding_ms,fft_lines_ms,fft_over_sliding\n");
+    std::printf("precision,mode,width,height,kw,kh,sliding_ms,fft_lines_ms,fft_over_sliding\n");
     for (const Precision &p : precisions) {
+        if (!only.empty() && only != p.name) {
+            continue;
+        }
         for (auto [w, h] : sizes) {
             Halide::Runtime::Buffer<> image = random_buffer(p.storage, w, h, rng);
-            Halide::Runtime::Buffer<> out(p.output, w, h);
-            if (out.device_malloc(halide_cuda_device_interface()) != 0) {
-                std::fprintf(stderr, "device_malloc failed\n");
-                return 1;
-            }
             for (auto [kw, kh] : kernels) {
                 const int storage = p.storage.bits / 8;
-                if (!halconv::rk::sep::sliding_fits(kw, kh, storage)) {
+                if (!halconv::rk::sep::sliding_fits(kw, kh, storage) || (valid && (kw > w || kh > h))) {
                     continue;
+                }
+                const int ow = valid ? w - kw + 1 : w, oh = valid ? h - kh + 1 : h;
+                Halide::Runtime::Buffer<> out(p.output, ow, oh);
+                if (out.device_malloc(halide_cuda_device_interface()) != 0) {
+                    std::fprintf(stderr, "device_malloc failed\n");
+                    return 1;
                 }
                 Halide::Runtime::Buffer<> row = random_buffer(p.storage, kw, 0, rng);
                 Halide::Runtime::Buffer<> col = random_buffer(p.storage, kh, 0, rng);
                 const auto call = [&](Entry entry) {
-                    if (entry(image.raw_buffer(), row.raw_buffer(), col.raw_buffer(), 2, 0.0, kw / 2, kh / 2, false,
-                              out.raw_buffer()) != 0) {
+                    if (entry(image.raw_buffer(), row.raw_buffer(), col.raw_buffer(), 2, 0.0, valid ? 0 : kw / 2,
+                              valid ? 0 : kh / 2, false, out.raw_buffer()) != 0) {
                         std::fprintf(stderr, "%s call failed\n", p.name);
                         std::exit(1);
                     }
                 };
-                const size_t need = halconv::rk::sep::fft_lines_layout(w, h, h, kw, kh).total_bytes;
+                const size_t need = halconv::rk::sep::fft_lines_layout(ow, oh, h, kw, kh).total_bytes;
                 if (need > workspace_bytes) {
                     CK(cudaFree(workspace));
                     CK(cudaMalloc(&workspace, need));
@@ -159,7 +165,8 @@ int main() {
                     halconv::rk::WorkspaceScope scope(halconv::rk::Workspace{workspace, workspace_bytes, nullptr});
                     fft = time_calls([&] { call(p.fft_lines); }, calls);
                 }
-                std::printf("%s,%d,%d,%d,%d,%.4f,%.4f,%.3f\n", p.name, w, h, kw, kh, sliding, fft, fft / sliding);
+                std::printf("%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f\n", p.name, valid ? "valid" : "same", w, h, kw, kh,
+                            sliding, fft, fft / sliding);
                 std::fflush(stdout);
             }
         }
