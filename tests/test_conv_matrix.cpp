@@ -482,9 +482,9 @@ TEST(Registry, BatchFormsOnTheCudaRowsThatHaveThem) {
 // suffices (runtime_kernels/separable/separable_sliding.h), over several strips, chunks
 // and bands, with kernels of every residue modulo its 8-sample window, tall, wide and up
 // to its limit (through low_rank where the separable entry takes the fft_lines passes);
-// the Halide schedules beyond it. Cases whose float64 reference would take
-// more than max_reference_taps multiply-adds are left out (the reference is a direct 2D
-// sum): the largest kernels run on small images and in same mode.
+// the Halide schedules beyond it. Cases whose float64 reference would take more than
+// max_reference_taps multiply-adds are left out (the reference is a direct 2D sum): the
+// largest kernels run on small images and in same mode.
 class CudaSeparable : public ::testing::TestWithParam<Precision> {
 protected:
     void SetUp() override {
@@ -663,11 +663,11 @@ Halide::Runtime::Buffer<> taps_buffer(halide_type_t type, int n, bool ends, std:
 }
 
 // Long kernels through the separable entry: the fft_lines passes (float32 transforms: f32,
-// f16f32, f16) from 200 taps together, within their bound, whether or not the sliding pass's
-// shared memory would hold the kernel (a long row kernel with a short column one). Every mode, boundary,
-// correlation and convolution; kernels longer than the image along an axis, lines of one
-// sample, partial last blocks, every line length (256 ... 4096). f64 keeps the Halide
-// schedules past the sliding pass (tested above).
+// f16f32, f16) from 200 taps together, within their bound, whether or not the sliding
+// pass's shared memory would hold the kernel (a long row kernel with a short column one).
+// Every mode, boundary, correlation and convolution; kernels longer than the image along
+// an axis, lines of one sample, partial last blocks, every line length (256 ... 4096). f64
+// keeps the Halide schedules past the sliding pass (tested above).
 TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
     const Precision precision = GetParam();
     if (precision == Precision::f64) {
