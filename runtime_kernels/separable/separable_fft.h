@@ -40,7 +40,8 @@ inline constexpr int fft_max_taps = fft_max_kernel;
 // slower than the faster of the two on (geometric) average, where the sliding pass alone
 // was 30 % (3.5x at worst); it is 1.46x at worst where the sliding pass keeps 79 to 95 taps at
 // 1024^2, and in 9 of the 186 cases it gives the passes they are up to 1.22x slower than
-// the sliding pass (225 x 31 at 512^2), 0.6-8 % in the other 8.
+// the sliding pass (225 x 31 at 512^2), 0.6-8 % in the other 8. (Same mode; in valid mode
+// at 4096^2 the passes are slower, 7-11 % behind the sliding pass at 111 and 127 taps.)
 inline constexpr int fft_lines_crossover_taps = 200;
 inline bool fft_lines_preferred(int64_t kw, int64_t kh, int storage_bytes) {
     return kw + kh >= fft_lines_crossover_taps || !sliding_fits(kw, kh, storage_bytes);
