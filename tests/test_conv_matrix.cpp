@@ -98,10 +98,7 @@ Dispatch run_case(Device device, Algorithm algorithm, Precision precision, const
     const Reference &window = fb.window;
     if (d.algorithm == Algorithm::fft) {
         const int tile = fft_tile_of(d, precision, e, {s.kernel_width, s.kernel_height});
-        double max_abs_x = boundary == Boundary::constant ? std::fabs(o.fill_value) : 0.0;
-        for (double v : img.data) {
-            max_abs_x = std::max(max_abs_x, std::fabs(v));
-        }
+        const double max_abs_x = max_abs_sample(img, boundary, o.fill_value);
         EXPECT_TRUE(matches_reference_within(out, ref, precision, fft_error_bound(precision, tile, ker, max_abs_x)));
         return d;
     }
@@ -640,15 +637,6 @@ Reference separable_reference(const Image &img, const std::vector<double> &row, 
     return ref;
 }
 
-// sum |v|.
-double abs_sum(const std::vector<double> &v) {
-    double sum = 0.0;
-    for (double x : v) {
-        sum += std::fabs(x);
-    }
-    return sum;
-}
-
 // Taps as stored: random in [-1, 1), or (`ends`) 1 at both ends and 0 between, whose small
 // sum keeps the bound tight enough to see a tap or sample out of place.
 Halide::Runtime::Buffer<> taps_buffer(halide_type_t type, int n, bool ends, std::vector<double> &exact) {
@@ -715,10 +703,7 @@ TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
             ASSERT_EQ(out.copy_to_host(), 0);
             const Reference ref = separable_reference(img, row, col, mode, boundary, o.fill_value, flip);
             ++cases;
-            double max_abs_x = boundary == Boundary::constant ? std::fabs(o.fill_value) : 0.0;
-            for (double v : img.data) {
-                max_abs_x = std::max(max_abs_x, std::fabs(v));
-            }
+            const double max_abs_x = max_abs_sample(img, boundary, o.fill_value);
             const rk::sep::FftLinesLayout l =
                 rk::sep::fft_lines_layout(e.width, e.height, s.image_height, s.kernel_width, s.kernel_height);
             EXPECT_TRUE(matches_reference_within(out, ref, precision,

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "fft/halconv_fft.h"
 #include "halconv/float16.h"
@@ -291,6 +292,25 @@ inline double fft_error_bound(Precision p, int tile, const Image &kernel, double
     }
     const double u = p == Precision::f64 ? 0x1p-53 : 0x1p-24;  // the transforms' arithmetic
     return 8.0 * u * std::log2(double(tile)) * (sum_abs + tile * std::sqrt(sum_sq)) * std::sqrt(2.0) * tile * max_abs_x;
+}
+
+// sum |v|.
+inline double abs_sum(const std::vector<double> &v) {
+    double sum = 0.0;
+    for (double x : v) {
+        sum += std::fabs(x);
+    }
+    return sum;
+}
+
+// The largest |sample| a transform can meet: over the image, and the fill under the
+// constant boundary.
+inline double max_abs_sample(const Image &img, Boundary boundary, double fill) {
+    double m = boundary == Boundary::constant ? std::fabs(fill) : 0.0;
+    for (double v : img.data) {
+        m = std::max(m, std::fabs(v));
+    }
+    return m;
 }
 
 // The separable fft_lines passes' stated bound (halconv_sep.h) for the whole call: each pass
