@@ -120,12 +120,16 @@ std::string limit_separable_fft_lines_fits(const Request &r, const VariantRow &)
 }
 
 std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &) {
-    if (rk::sep::fft_lines_preferred(r.kernel_width, r.kernel_height, types_of(r.precision).storage.bytes())) {
+    if (rk::sep::fft_lines_preferred(r.kernel_width, r.kernel_height, r.output_width, r.output_height,
+                                     types_of(r.precision).storage.bytes())) {
         return {};
     }
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " has fewer than " +
-           std::to_string(rk::sep::fft_lines_crossover_taps) +
-           " taps together (kw + kh), where the sliding pass is the faster";
+           std::to_string(rk::sep::fft_lines_crossover(r.output_width, r.output_height)) +
+           " taps together (kw + kh), where the sliding pass is the faster on " +
+           (int64_t(r.output_width) * r.output_height >= rk::sep::fft_lines_large_outputs
+                ? "outputs of 1024 x 1024 and more"
+                : "outputs under 1024 x 1024 (or of unknown size)");
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

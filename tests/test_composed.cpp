@@ -120,8 +120,8 @@ TEST_P(GaussianBlur, AnySigmaMatchesReference) {
         EXPECT_EQ(d.algorithm, Algorithm::separable);
         EXPECT_EQ(d.device, device);
         const Reference ref = correlate_reference(img, outer(g, g), c.mode, c.boundary, 0.25, false);
-        const bool fft_lines =
-            device == Device::cuda && precision != Precision::f64 && 2 * k >= rk::sep::fft_lines_crossover_taps;
+        const bool fft_lines = device == Device::cuda && precision != Precision::f64 &&
+                               rk::sep::fft_lines_preferred(k, k, e.width, e.height, storage_type(precision).bytes());
         EXPECT_EQ(d.variant == "separable_cuda_fft_lines", fft_lines) << d.variant;
         if (fft_lines) {
             // The transforms' bound on the rounded taps; samples and fill are within [0, 1).

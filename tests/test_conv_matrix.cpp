@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <vector>
 
 #include "conv2d/conv2d_sliding.h"
+#include "fft/fft_line_plan.h"
 #include "geometry.h"
 #include "registry.h"
 #include "separable/separable_fft.h"
@@ -387,18 +389,53 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
     EXPECT_GE(refused, 10);  // naive, shared_tiled, two separable schedules, five tensor-core rows, fft
 }
 
-// The fft_lines pass's plan (checked without a GPU): each axis's line length minimizes the
-// transformed points times the transform's passes, holds the kernel, and is the shortest
-// that does on a tie; the scratch's parts are aligned and apart; the registry refuses
-// kernels past the longest line, saying so.
+// fft_line's pass tables (fft_line_plan.h) hold, at each pass's entry (k, r), the 4096-entry
+// table's index of w^(k r) that the Stockham pass multiplies by, every entry once, for every
+// transform the line kernels build.
+TEST(FftLinePlan, PassTablesHoldEachPassTwiddle) {
+    namespace fl = rk::fft_line;
+    for (int n = 2; n <= fl::kTableSize; n *= 2) {
+        for (int s : {2, 4, 8, 16}) {
+            std::vector<int> seen(size_t(fl::pass_table_size(n, s)), 0);
+            int radix_product = 1;
+            for (int p = 0; p < fl::passes_of(n, s); p++) {
+                const int ns = fl::span_of(n, s, p), r = fl::radix_of(n, s, p);
+                EXPECT_EQ(ns, radix_product) << n << " " << s << " " << p;
+                radix_product *= r;
+                for (int k = 0; p > 0 && k < ns; k++) {
+                    for (int q = 1; q < r; q++) {
+                        const int i = fl::pass_table_offset(n, s, p) + (q - 1) * ns + k;
+                        ASSERT_GE(i, 0);
+                        ASSERT_LT(i, fl::pass_table_size(n, s));
+                        seen[size_t(i)]++;
+                        EXPECT_EQ(fl::pass_table_source(n, s, i), k * q * (fl::kTableSize / (ns * r)))
+                            << n << " " << s << " pass " << p << " k " << k << " r " << q;
+                    }
+                }
+            }
+            EXPECT_EQ(radix_product, n);
+            for (size_t i = 0; i < seen.size(); i++) {
+                EXPECT_EQ(seen[i], 1) << n << " " << s << " entry " << i;
+            }
+        }
+    }
+}
+
+// The fft_lines pass's plan (checked without a GPU): each axis's line length minimizes
+// blocks x M x the length's measured cost per point (fft_point_cost), holds the kernel, and
+// is the shortest that does on a tie; the scratch's parts are aligned and apart; the
+// registry refuses kernels past the longest line, saying so.
 TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
     using rk::sep::fft_line_length;
     constexpr auto rows = rk::sep::FftAxis::rows, columns = rk::sep::FftAxis::columns;
-    EXPECT_EQ(fft_line_length(4096, 15, rows), 256);       // 17 x 256 x 3 < 9 x 512 x 3
-    EXPECT_EQ(fft_line_length(4096, 193, rows), 512);      // 13 x 512 x 3 < 5 x 1024 x 4
-    EXPECT_EQ(fft_line_length(4096, 127, columns), 1024);  // 5 x 1024 x 3 < 32 x 256 x 2 < 11 x 512 x 3
-    EXPECT_EQ(fft_line_length(4096, 63, columns), 256);    // 22 x 256 x 2 < 5 x 1024 x 3 (16 x 16 x 4)
-    EXPECT_EQ(fft_line_length(4096, 255, rows), 512);      // 16 x 512 x 3 = 6 x 1024 x 4 = 3 x 2048 x 4
+    EXPECT_EQ(fft_line_length(4096, 15, rows), 256);      // 17 x 256 x 1 < 9 x 512 x 1.01
+    EXPECT_EQ(fft_line_length(4096, 193, rows), 512);     // 13 x 512 x 1.01 < 5 x 1024 x 2.04 < 64 x 256
+    EXPECT_EQ(fft_line_length(4096, 127, columns), 512);  // 11 x 512 x 1.38 < 32 x 256 < 5 x 1024 x 1.8
+    EXPECT_EQ(fft_line_length(4096, 63, columns), 256);   // 22 x 256 < 10 x 512 x 1.38
+    EXPECT_EQ(fft_line_length(4096, 255, rows), 512);     // 16 x 512 x 1.01 < 6 x 1024 x 2.04
+    // One block of 4096 points for 4002 outputs would transform the fewest points; 25 blocks
+    // of 256 take less time.
+    EXPECT_EQ(fft_line_length(4002, 95, columns), 256);
     EXPECT_EQ(fft_line_length(5, 301, rows), 512);
     EXPECT_EQ(fft_line_length(1, 4095, columns), 4096);
     EXPECT_EQ(fft_line_length(10, 4097, rows), 0);
@@ -407,15 +444,22 @@ TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
         const rk::sep::FftLinesLayout l = rk::sep::fft_lines_layout(w, h, image_h, kw, kh);
         EXPECT_EQ(l.mid_pitch % 2, 0);
         EXPECT_GE(l.mid_pitch, w);
-        const size_t parts[] = {l.mid_offset,      l.row_spectrum_offset, l.column_spectrum_offset,
-                                l.twiddles_offset, l.taps_offset,         l.constants_offset};
+        const size_t parts[] = {l.mid_offset,      l.row_spectrum_offset,    l.column_spectrum_offset,
+                                l.twiddles_offset, l.row_pass_tables_offset, l.column_pass_tables_offset,
+                                l.taps_offset,     l.constants_offset};
         for (size_t i = 0; i < std::size(parts); i++) {
             EXPECT_EQ(parts[i] % 256, 0u);
         }
         EXPECT_GE(l.row_spectrum_offset, l.mid_offset + size_t(l.mid_pitch) * image_h * sizeof(float));
         EXPECT_GE(l.column_spectrum_offset, l.row_spectrum_offset + size_t(l.row_length) * 8);
         EXPECT_GE(l.twiddles_offset, l.column_spectrum_offset + size_t(l.column_length) * 8);
-        EXPECT_GE(l.taps_offset, l.twiddles_offset + size_t(rk::sep::fft_twiddles) * 8);
+        EXPECT_GE(l.row_pass_tables_offset, l.twiddles_offset + size_t(rk::fft_line::kTableSize) * 8);
+        EXPECT_GE(l.column_pass_tables_offset,
+                  l.row_pass_tables_offset +
+                      size_t(rk::fft_line::pass_table_size(l.row_length, rk::sep::fft_points(rows))) * 8);
+        EXPECT_GE(l.taps_offset,
+                  l.column_pass_tables_offset +
+                      size_t(rk::fft_line::pass_table_size(l.column_length, rk::sep::fft_points(columns))) * 8);
         EXPECT_GE(l.constants_offset, l.taps_offset + size_t(kw + kh) * sizeof(float));
         EXPECT_GE(l.total_bytes, l.constants_offset + sizeof(rk::sep::FftLinesConstants));
     }
@@ -428,19 +472,27 @@ TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
     r.kernel_height = 4096;
     EXPECT_NE(internal::limit_separable_fft_lines_fits(r, row).find("past the fft_lines pass's 4095 taps per axis"),
               std::string::npos);
-    // The separable entry takes these passes over the sliding pass from 200 taps together
-    // (kw + kh; 193 x 3 stays sliding) in every precision they have.
+    // The separable entry takes these passes over the sliding pass from 150 taps together
+    // (kw + kh) on outputs of 1024 x 1024 and more, from 200 on smaller or unknown ones (193 x 3
+    // stays sliding there), in every precision they have.
     for (const Precision p : {Precision::f32, Precision::f16, Precision::f16f32}) {
         r.precision = p;
-        for (const auto &[kw, kh] : {std::pair{100, 100}, std::pair{3, 197}, std::pair{4095, 1}, std::pair{99, 100},
-                                     std::pair{193, 3}, std::pair{1, 1}}) {
-            r.kernel_width = kw;
-            r.kernel_height = kh;
-            const bool pays = kw + kh >= 200;
-            EXPECT_EQ(internal::limit_separable_fft_lines_pays(r, row).empty(), pays) << kw << "x" << kh;
-            if (!pays) {
-                EXPECT_NE(internal::limit_separable_fft_lines_pays(r, row).find("fewer than 200 taps together"),
-                          std::string::npos);
+        for (const auto &[ow, oh, crossover] :
+             {std::tuple{4096, 4096, 150}, std::tuple{1024, 1024, 150}, std::tuple{1023, 1025, 200},
+              std::tuple{512, 512, 200}, std::tuple{0, 0, 200}, std::tuple{1 << 21, 1, 150}}) {
+            r.output_width = ow;
+            r.output_height = oh;
+            for (const auto &[kw, kh] : {std::pair{100, 100}, std::pair{3, 197}, std::pair{4095, 1}, std::pair{99, 100},
+                                         std::pair{75, 75}, std::pair{75, 74}, std::pair{193, 3}, std::pair{1, 1}}) {
+                r.kernel_width = kw;
+                r.kernel_height = kh;
+                const bool pays = kw + kh >= crossover;
+                const std::string why = internal::limit_separable_fft_lines_pays(r, row);
+                EXPECT_EQ(why.empty(), pays) << kw << "x" << kh << " on " << ow << "x" << oh;
+                if (!pays) {
+                    EXPECT_NE(why.find("fewer than " + std::to_string(crossover) + " taps together"), std::string::npos)
+                        << why;
+                }
             }
         }
     }
@@ -524,12 +576,13 @@ TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
             SCOPED_TRACE(std::to_string(s.image_width) + "x" + std::to_string(s.image_height) + " K " +
                          std::to_string(s.kernel_width) + "x" + std::to_string(s.kernel_height) + " " +
                          to_string(mode) + " " + to_string(boundary) + (flip ? " convolve" : " correlate"));
-            // Kernels the separable entry gives the fft_lines passes (200 taps together and
-            // more, float32 transforms) reach the sliding pass as a low_rank kernel of one term.
+            // Kernels the separable entry gives the fft_lines passes (float32 transforms; from
+            // fft_lines_crossover taps together) reach the sliding pass as a low_rank kernel of
+            // one term.
             const int bytes = storage_type(precision).bytes();
             const bool fits = rk::sep::sliding_fits(s.kernel_width, s.kernel_height, bytes);
-            const bool to_fft =
-                precision != Precision::f64 && rk::sep::fft_lines_preferred(s.kernel_width, s.kernel_height, bytes);
+            const bool to_fft = precision != Precision::f64 &&
+                                rk::sep::fft_lines_preferred(s.kernel_width, s.kernel_height, e.width, e.height, bytes);
             const Algorithm algorithm = fits && to_fft ? Algorithm::low_rank : Algorithm::separable;
             const Dispatch d = run_case(Device::cuda, algorithm, precision, s, mode, boundary, flip, true);
             if (algorithm == Algorithm::low_rank) {
@@ -651,8 +704,9 @@ Halide::Runtime::Buffer<> taps_buffer(halide_type_t type, int n, bool ends, std:
 }
 
 // Long kernels through the separable entry: the fft_lines passes (float32 transforms: f32,
-// f16f32, f16) from 200 taps together, within their bound, whether or not the sliding
-// pass's shared memory would hold the kernel (a long row kernel with a short column one).
+// f16f32, f16) from 200 taps together (150 on outputs of 1024 x 1024 and more), within their
+// bound, whether or not the sliding pass's shared memory would hold the kernel (a long row
+// kernel with a short column one).
 // Every mode, boundary, correlation and convolution; kernels longer than the image along
 // an axis, lines of one sample, partial last blocks, every line length (256 ... 4096). f64
 // keeps the Halide schedules past the sliding pass (tested above).
@@ -662,10 +716,11 @@ TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
         GTEST_SKIP() << "fft_lines has float32 transforms; f64 kernels past the sliding pass run the Halide schedules";
     }
     const halide_type_t type = storage_type(precision);
-    const std::vector<Shape> shapes = {{300, 200, 301, 5}, {200, 300, 5, 301},  {97, 61, 257, 257}, {5, 7, 301, 301},
-                                       {1, 400, 1, 301},   {400, 1, 301, 1},    {1000, 3, 1201, 3}, {3, 1000, 3, 1201},
-                                       {9, 8, 4095, 1},    {8, 9, 1, 4095},     {2, 3, 1025, 257},  {520, 33, 260, 2},
-                                       {33, 520, 2, 260},  {1500, 40, 2047, 1}, {40, 700, 1, 700}};
+    const std::vector<Shape> shapes = {
+        {300, 200, 301, 5}, {200, 300, 5, 301},  {97, 61, 257, 257}, {5, 7, 301, 301},
+        {1, 400, 1, 301},   {400, 1, 301, 1},    {1000, 3, 1201, 3}, {3, 1000, 3, 1201},
+        {9, 8, 4095, 1},    {8, 9, 1, 4095},     {2, 3, 1025, 257},  {520, 33, 260, 2},
+        {33, 520, 2, 260},  {1500, 40, 2047, 1}, {40, 700, 1, 700},  {1200, 1100, 81, 75}};
     int index = 0, cases = 0;
     for (const Shape &s : shapes) {
         for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
@@ -698,7 +753,7 @@ TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
             ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
             const Dispatch d = flip ? separable_convolve2d(input, row_taps, col_taps, out, o)
                                     : separable_correlate2d(input, row_taps, col_taps, out, o);
-            ASSERT_GE(s.kernel_width + s.kernel_height, rk::sep::fft_lines_crossover_taps);
+            ASSERT_TRUE(rk::sep::fft_lines_preferred(s.kernel_width, s.kernel_height, e.width, e.height, type.bytes()));
             EXPECT_EQ(d.variant, "separable_cuda_fft_lines");
             ASSERT_EQ(out.copy_to_host(), 0);
             const Reference ref = separable_reference(img, row, col, mode, boundary, o.fill_value, flip);
@@ -710,7 +765,7 @@ TEST_P(CudaSeparable, FftLinesPassMatchesFloat64Reference) {
                                                  fft_lines_bound(l, abs_sum(row) * abs_sum(col), max_abs_x)));
         }
     }
-    EXPECT_EQ(cases, 35);
+    EXPECT_EQ(cases, 38);
 }
 
 // NaN and Inf reach exactly the outputs whose window holds them (the blocks holding them

@@ -42,8 +42,8 @@
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|. Its fft_lines
-//     variant (CUDA, from 200 taps together, kw + kh) has the transforms' error instead of
-//     the sums': each output within
+//     variant (CUDA, from 150 taps together, kw + kh, 200 on outputs under 1024^2) has
+//     the transforms' error instead of the sums': each output within
 //     8 u sqrt(2) (log2(Mr) sqrt(Mr) + log2(Mc) sqrt(Mc)) sum|row| sum|col| max|x|,
 //     u = 2^-24, Mr and Mc the line lengths (256 to 4096) of its row and column passes,
 //     max|x| over the image and the fill; NaN, Inf and values a transform could overflow
@@ -80,12 +80,12 @@
 // On CUDA, Algorithm::separable runs a one-pass kernel of its own (runtime_kernels/separable/)
 // where its staged rows and ring of row sums fit 96 KiB of shared memory (kernels up to
 // 193 x 193 in f32, 225 x 225 in f16 and f16f32, whose sums it keeps in float32, 65 x 65
-// in f64). In f32, f16 and f16f32, from 200 taps together (kw + kh, where they overtake
-// that kernel on an H100) and beyond it up to 4095 taps per axis, it runs 1D overlap-save
-// FFTs along rows then columns (variant fft_lines: float32 transforms, a float32
-// intermediate of the output's width and the image's height in the plan's workspace;
-// 4096^2 f32 on an H100: 127 x 127 taps 0.33 ms against the one-pass kernel's 0.38, 2047
-// taps 0.72 ms); f64 past the one-pass kernel and longer kernels run the Halide schedules.
+// in f64). In f32, f16 and f16f32, from 150 taps together (kw + kh; 200 on outputs under
+// 1024 x 1024: where they overtake that kernel on an H100) and beyond it up to 4095 taps
+// per axis, it runs 1D overlap-save FFTs along rows then columns (variant fft_lines: float32
+// transforms, a float32 intermediate of the output's width and the image's height in the
+// plan's workspace; 4096^2 f32 on an H100: 127 x 127 taps 0.26 ms against the one-pass
+// kernel's 0.38); f64 past the one-pass kernel and longer kernels run the Halide schedules.
 // GPU grids: outputs of any height run on every CUDA algorithm; an output's width plus the
 // kernel's, less one, may be at most 2,097,120 samples (65535 GPU tiles of 32) on every
 // CUDA algorithm but separable (ErrorCode::unsupported beyond; the edge and unsharp-mask

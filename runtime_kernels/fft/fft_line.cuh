@@ -17,14 +17,16 @@
 // Lines held by one warp wait only for that warp at an exchange (LineBarrier).
 //
 // Twiddles come from a table of exp(-2 pi i k / 4096), k < 4096, computed in double
-// precision (fft_twiddle_table), so that every twiddle is correctly rounded.
+// precision (fft_twiddle_table), so that every twiddle is correctly rounded; or from the
+// same values laid out pass by pass (PassTables, fft_line_plan.h), which a warp reads in
+// contiguous runs instead of gathering them.
 #pragma once
 
 #include <cuda_runtime.h>
 
-namespace halconv::rk::fft_line {
+#include "fft/fft_line_plan.h"
 
-inline constexpr int kTableSize = 4096;
+namespace halconv::rk::fft_line {
 
 __device__ __forceinline__ float2 operator+(float2 a, float2 b) {
     return make_float2(a.x + b.x, a.y + b.y);
@@ -96,26 +98,6 @@ __device__ __forceinline__ int padded(int i) {
     return i + (i >> 4);
 }
 
-// Radix of pass p of an N-point transform with S points per thread: S while S divides
-// what is left.
-__host__ __device__ constexpr int radix_of(int n, int s, int pass) {
-    for (int p = 0;; p++) {
-        const int r = n >= s ? s : n;
-        if (p == pass) {
-            return r;
-        }
-        n /= r;
-    }
-}
-__host__ __device__ constexpr int passes_of(int n, int s) {
-    int p = 0;
-    while (n > 1) {
-        n /= n >= s ? s : n;
-        p++;
-    }
-    return p;
-}
-
 // a * exp(-2 pi i e / 16) for a compile-time e (after unrolling): the multiplications by
 // 1, -i, -1 and i are exact swaps.
 __device__ __forceinline__ float2 rotate16(float2 a, int e) {
@@ -179,11 +161,35 @@ __device__ __forceinline__ void dft(float2 (&a)[R]) {
     }
 }
 
+// The pass tables of an N-point transform with S points per thread (pass_table_size
+// entries, copied from the 4096-entry table by fill_pass_table_entry).
+struct PassTables {
+    const float2 *tables;
+};
+// Entry i of the pass tables from the 4096-entry table (threads of a launch of at least
+// pass_table_size(n, s) threads, one entry each).
+__device__ inline void fill_pass_table_entry(float2 *tables, const float2 *table, int n, int s, int i) {
+    if (i < pass_table_size(n, s)) {
+        tables[i] = table[pass_table_source(n, s, i)];
+    }
+}
+
+// w^(k r) of pass P (span Ns, radix R) of an N-point transform with S points per thread.
+template <int N, int S, int P, int Ns, int R>
+__device__ __forceinline__ float2 twiddle(const float2 *table, int k, int r) {
+    return __ldg(&table[(k * r) * (kTableSize / (Ns * R))]);
+}
+template <int N, int S, int P, int Ns, int R>
+__device__ __forceinline__ float2 twiddle(PassTables t, int k, int r) {
+    constexpr int offset = pass_table_offset(N, S, P);
+    return __ldg(&t.tables[offset + (r - 1) * Ns + k]);
+}
+
 // Pass P's twiddles for thread j: w[q R + r] multiplies point r of butterfly
 // b = j + q T. With Prefetch they are loaded a pass ahead, so that their latency hides
 // behind the exchange, at the price of the registers that hold them across it.
-template <int N, int Points, int P, int Ns>
-__device__ __forceinline__ void pass_twiddles(float2 (&w)[Shape<N, Points>::S], int j, const float2 *twiddles) {
+template <int N, int Points, int P, int Ns, typename Twiddles>
+__device__ __forceinline__ void pass_twiddles(float2 (&w)[Shape<N, Points>::S], int j, const Twiddles &twiddles) {
     using Sh = Shape<N, Points>;
     constexpr int R = radix_of(N, Sh::S, P);
 #pragma unroll
@@ -191,15 +197,14 @@ __device__ __forceinline__ void pass_twiddles(float2 (&w)[Shape<N, Points>::S], 
         const int k = (j + q * Sh::T) % Ns;
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            w[q * R + r] =
-                Ns > 1 && r > 0 ? __ldg(&twiddles[(k * r) * (kTableSize / (Ns * R))]) : make_float2(1.0f, 0.0f);
+            w[q * R + r] = Ns > 1 && r > 0 ? twiddle<N, Sh::S, P, Ns, R>(twiddles, k, r) : make_float2(1.0f, 0.0f);
         }
     }
 }
 
-template <int N, int Points, bool Prefetch, int P, int Ns, typename Barrier>
+template <int N, int Points, bool Prefetch, int P, int Ns, typename Twiddles, typename Barrier>
 __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], float2 *line, int j,
-                                              const float2 (&prefetched)[Shape<N, Points>::S], const float2 *twiddles,
+                                              const float2 (&prefetched)[Shape<N, Points>::S], const Twiddles &twiddles,
                                               const Barrier &barrier) {
     using Sh = Shape<N, Points>;
     constexpr int R = radix_of(N, Sh::S, P);
@@ -221,8 +226,7 @@ __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], 
         for (int r = 0; r < R; r++) {
             a[r] = v[q + r * Q];
             if (Ns > 1 && r > 0) {
-                a[r] =
-                    cmul(a[r], Prefetch ? prefetched[q * R + r] : __ldg(&twiddles[(k * r) * (kTableSize / (Ns * R))]));
+                a[r] = cmul(a[r], Prefetch ? prefetched[q * R + r] : twiddle<N, Sh::S, P, Ns, R>(twiddles, k, r));
             }
         }
         dft<R>(a);
@@ -258,12 +262,13 @@ __device__ __forceinline__ void stockham_pass(float2 (&v)[Shape<N, Points>::S], 
 }
 
 // Forward transform (exp(-2 pi i ...)) of the line in v (canonical layout in and out),
-// with `line` (at least N + N / 16 points of shared memory) for the exchanges. Every
+// with `line` (at least N + N / 16 points of shared memory) for the exchanges and
+// `twiddles` the 4096-entry table or the transform's PassTables. Every
 // thread of the line calls it the same number of times (it waits at `barrier`, a
 // LineBarrier or a BlockBarrier).
 // Prefetch: each pass's twiddles are loaded during the pass before it.
-template <int N, int Points, bool Prefetch, typename Barrier>
-__device__ __forceinline__ void forward(float2 (&v)[Shape<N, Points>::S], float2 *line, int j, const float2 *twiddles,
+template <int N, int Points, bool Prefetch, typename Twiddles, typename Barrier>
+__device__ __forceinline__ void forward(float2 (&v)[Shape<N, Points>::S], float2 *line, int j, const Twiddles &twiddles,
                                         const Barrier &barrier) {
     float2 first[Shape<N, Points>::S];  // all 1: the first pass has no twiddles
     pass_twiddles<N, Points, 0, 1>(first, j, twiddles);

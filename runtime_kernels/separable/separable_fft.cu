@@ -24,24 +24,11 @@ namespace halconv::rk::sep {
 namespace {
 
 using fft_line::Shape;
+constexpr int row_points = fft_points(FftAxis::rows), column_points = fft_points(FftAxis::columns);
 template <int M>
-using RowShape = Shape<M, fft_points(FftAxis::rows)>;
+using RowShape = Shape<M, row_points>;
 template <int M>
-using ColumnShape = Shape<M, fft_points(FftAxis::columns)>;
-
-// The plan's copies of the transforms' facts (separable_fft.h is plain C++).
-static_assert(fft_twiddles == fft_line::kTableSize);
-constexpr bool passes_agree() {
-    for (int m : fft_line_lengths) {
-        for (FftAxis a : {FftAxis::rows, FftAxis::columns}) {
-            if (fft_passes(m, fft_points(a)) != fft_line::passes_of(m, fft_points(a))) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
-static_assert(passes_agree());
+using ColumnShape = Shape<M, column_points>;
 
 // Lines (row pairs) per block of the row pass: about 256 threads.
 template <int M>
@@ -64,9 +51,17 @@ template <int M>
 __host__ __device__ constexpr int column_threads() {
     return column_pairs<M>() * ColumnShape<M>::T;
 }
+// Points between the lines of a column-pass block in shared memory: a line's points with
+// fft_line's pad (one in 16), then 16 / C more, so that a half-warp's 64-bit accesses,
+// which span the C lines of its pairs (16 / C points of each, consecutive or a pad apart),
+// fall on 32 distinct banks (fft_line::Shape's 4 do that only for C = 4).
+template <int M>
+__host__ __device__ constexpr int column_line_stride() {
+    return M + M / 16 + 16 / column_pairs<M>();
+}
 template <int M>
 constexpr size_t column_shared_bytes() {
-    return size_t(column_pairs<M>()) * ColumnShape<M>::stride * sizeof(float2);
+    return size_t(column_pairs<M>()) * column_line_stride<M>() * sizeof(float2);
 }
 
 template <typename S>
@@ -132,10 +127,27 @@ __global__ void __launch_bounds__(setup_threads) setup(SetupArgs<S> a) {
 // spectrum[k] = conj(sum_t taps[t] exp(-2 pi i k t / M)) / M for both passes (k < M of
 // each): the conjugate makes the product a correlation, 1 / M the inverse's scale. The
 // exponentials from the correctly rounded table, the sums in float64, a warp per value (the
-// lanes' loads of the table independent, so that their latency overlaps).
+// lanes' loads of the table independent, so that their latency overlaps). Its threads also
+// copy the passes' pass tables from the table (32 (M_rows + M_columns) threads: more than
+// either has entries).
+struct PassTableTargets {
+    float2 *rows, *columns;
+};
+constexpr bool spectra_threads_cover_pass_tables() {
+    for (int m : fft_line_lengths) {
+        if (fft_line::pass_table_size(m, row_points) > 32 * m || fft_line::pass_table_size(m, column_points) > 32 * m) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(spectra_threads_cover_pass_tables());
 __global__ void spectra(const float *taps, int kw, int kh, const float2 *twiddles, float2 *row_spectrum, int mr,
-                        float2 *column_spectrum, int mc) {
-    const int i = int((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = int(threadIdx.x % 32);
+                        float2 *column_spectrum, int mc, PassTableTargets pass_tables) {
+    const int thread = int(blockIdx.x * blockDim.x + threadIdx.x);
+    fft_line::fill_pass_table_entry(pass_tables.rows, twiddles, mr, row_points, thread);
+    fft_line::fill_pass_table_entry(pass_tables.columns, twiddles, mc, column_points, thread);
+    const int i = thread / 32, lane = int(threadIdx.x % 32);
     if (i >= mr + mc) {
         return;  // the whole warp
     }
@@ -173,7 +185,8 @@ struct RowsArgs {
     int blocks_per_line;  // along a row
     int kw;
     const float *taps;  // as correlated
-    const float2 *spectrum, *twiddles;
+    const float2 *spectrum;
+    fft_line::PassTables twiddles;  // of the M-point transform
     const FftLinesConstants *constants;
 };
 
@@ -275,7 +288,8 @@ struct ColumnsArgs {
     int pair_groups;  // blocks across the output's columns
     int kh;
     const float *taps;  // as correlated
-    const float2 *spectrum, *twiddles;
+    const float2 *spectrum;
+    fft_line::PassTables twiddles;  // of the M-point transform
     const FftLinesConstants *constants;
 };
 
@@ -339,7 +353,7 @@ __global__ void __launch_bounds__(column_threads<M>()) columns_pass(ColumnsArgs<
         }
         return;
     }
-    float2 *sh = dynamic_shared + c * Sh::stride;
+    float2 *sh = dynamic_shared + c * column_line_stride<M>();
     fft_line::forward<M, Sh::S, true>(v, sh, j, p.twiddles, fft_line::BlockBarrier{});
 #pragma unroll
     for (int m = 0; m < Sh::S; m++) {
@@ -441,6 +455,8 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     char *ws = nullptr;
     cudaError_t e = scratch.take(l.total_bytes, &ws);
     auto *twiddles = reinterpret_cast<float2 *>(ws + l.twiddles_offset);
+    auto *row_pass_tables = reinterpret_cast<float2 *>(ws + l.row_pass_tables_offset);
+    auto *column_pass_tables = reinterpret_cast<float2 *>(ws + l.column_pass_tables_offset);
     auto *taps = reinterpret_cast<float *>(ws + l.taps_offset);
     auto *constants = reinterpret_cast<FftLinesConstants *>(ws + l.constants_offset);
     auto *row_spectrum = reinterpret_cast<float2 *>(ws + l.row_spectrum_offset);
@@ -463,7 +479,8 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         setup<S><<<(setup_items + setup_threads - 1) / setup_threads, setup_threads, 0, stream>>>(a);
         const int values_per_block = 8;  // a warp each
         spectra<<<(l.row_length + l.column_length + values_per_block - 1) / values_per_block, 32 * values_per_block, 0,
-                  stream>>>(taps, kw, kh, twiddles, row_spectrum, l.row_length, column_spectrum, l.column_length);
+                  stream>>>(taps, kw, kh, twiddles, row_spectrum, l.row_length, column_spectrum, l.column_length,
+                            {row_pass_tables, column_pass_tables});
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) {
@@ -481,7 +498,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         r.kw = kw;
         r.taps = taps;
         r.spectrum = row_spectrum;
-        r.twiddles = twiddles;
+        r.twiddles = {row_pass_tables};
         r.constants = constants;
         e = for_line_length(l.row_length, [&](auto m) { return launch_rows<decltype(m)::value, S>(r, out_w, stream); });
     }
@@ -500,7 +517,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         c.kh = kh;
         c.taps = taps + kw;
         c.spectrum = column_spectrum;
-        c.twiddles = twiddles;
+        c.twiddles = {column_pass_tables};
         c.constants = constants;
         e = for_line_length(l.column_length, [&](auto m) { return launch_columns<decltype(m)::value, O>(c, stream); });
     }

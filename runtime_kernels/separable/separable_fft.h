@@ -11,15 +11,17 @@
 // y and y + 1, columns x and x + 1): the taps are real, so their correlation keeps the
 // real and imaginary parts apart, and no real-transform untangling is needed.
 //
-// The time of a pass grows with the transformed points times the transform's passes
-// (bench/results/h100/separable/fft-lines-2026-11-28/: rows and columns of 256 to 2048
-// points at 4096^2, K = 15 to 193), so each axis takes the line length M that minimizes
-// blocks x M x passes.
+// A pass's time is what every block does (reading and writing the lines) plus a cost per
+// transformed point that grows with the line length faster than its radix passes do
+// (fewer lines per block, block-wide barriers; fft_point_cost), so each axis takes the line
+// length M that minimizes blocks x M x that cost.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
+#include "fft/fft_line_plan.h"
 #include "fft/halconv_fft.h"
 #include "separable/separable_sliding.h"
 
@@ -31,20 +33,27 @@ namespace halconv::rk::sep {
 inline constexpr int fft_line_lengths[] = {256, 512, 1024, 2048, fft_max_tile};
 inline constexpr int fft_max_taps = fft_max_kernel;
 // Where the separable entry takes these passes over the sliding pass (registry limit
-// separable_fft_lines_pays): from kw + kh = 200 taps together, or wherever the sliding pass
-// does not fit. The sliding pass's time grows with the taps, these passes' with the line
-// length only; on the H100 (bench/results/h100/separable/crossover-2026-11-28/: f32, f16f32,
-// f16; 512^2 to 8192^2; square kernels 31 to 225 and lopsided ones) square kernels cross
-// over between 95 and 111 taps from 2048^2 up (sooner below), 193 x 3 stays faster sliding
-// everywhere and 3 x 193 nearly so. Over the 330 cases measured, this rule's choice is 1.5 %
-// slower than the faster of the two on (geometric) average, where the sliding pass alone
-// was 30 % (3.5x at worst); it is 1.46x at worst where the sliding pass keeps 79 to 95 taps at
-// 1024^2, and in 9 of the 186 cases it gives the passes they are up to 1.22x slower than
-// the sliding pass (225 x 31 at 512^2), 0.6-8 % in the other 8. (Same mode; in valid mode
-// at 4096^2 the passes are slower, 7-11 % behind the sliding pass at 111 and 127 taps.)
-inline constexpr int fft_lines_crossover_taps = 200;
-inline bool fft_lines_preferred(int64_t kw, int64_t kh, int storage_bytes) {
-    return kw + kh >= fft_lines_crossover_taps || !sliding_fits(kw, kh, storage_bytes);
+// separable_fft_lines_pays): from kw + kh = 150 taps together on outputs of 1024^2 and more,
+// from 200 on smaller ones (whose fixed cost, the setup and spectra kernels, weighs more),
+// or wherever the sliding pass does not fit. The sliding pass's time grows with the taps,
+// these passes' with the line length only. On the H100 (bench/results/h100/separable/
+// fft-lines-tables-2026-11-28/: f32 at 512^2 to 8192^2 in both modes, f16f32 and f16 at
+// 512^2 to 4096^2; square kernels 31 to 225 and lopsided ones; 248 cases) square kernels
+// cross over between 63 and 79 taps from 1024^2 up, between 95 and 111 at 512^2. This rule's
+// choice is 0.7 % slower than the faster of the two on (geometric) average, where the one
+// threshold of 200 was 3 % (1.54x at worst) and one of 150 for every size 1.9 % (2x at
+// worst: 193 x 3 at 512^2). At worst it is 1.30x slower (225 x 31 at 512^2: 0.031 against
+// 0.024 ms); lopsided kernels from 150 taps are up to 8 % slower on the passes (127 x 31).
+// Unknown outputs (0) take the smaller images' threshold.
+inline constexpr int fft_lines_crossover_taps = 150;
+inline constexpr int fft_lines_small_crossover_taps = 200;
+inline constexpr int64_t fft_lines_large_outputs = int64_t(1) << 20;
+inline int fft_lines_crossover(int64_t out_width, int64_t out_height) {
+    return out_width * out_height >= fft_lines_large_outputs ? fft_lines_crossover_taps
+                                                             : fft_lines_small_crossover_taps;
+}
+inline bool fft_lines_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height, int storage_bytes) {
+    return kw + kh >= fft_lines_crossover(out_width, out_height) || !sliding_fits(kw, kh, storage_bytes);
 }
 
 // Points per thread of a pass's transforms (fft_line::Shape): 8 along rows (more lines per
@@ -56,30 +65,30 @@ enum class FftAxis { rows, columns };
 inline constexpr int fft_points(FftAxis axis) {
     return axis == FftAxis::columns ? 16 : 8;
 }
-// Twiddles: exp(-2 pi i k / 4096), k < 4096 (fft_line::kTableSize).
-inline constexpr int fft_twiddles = 4096;
 
-// Radix passes of an M-point transform with `points` per thread (fft_line::passes_of).
-inline constexpr int fft_passes(int m, int points) {
-    int p = 0;
-    while (m > 1) {
-        m /= m >= points ? points : m;
-        p++;
-    }
-    return p;
-}
+// The time per transformed point of each of fft_line_lengths, relative to the shortest's,
+// rows and columns apart. Fitted on the H100 (4096^2 f32, kernels of 31 to 193 taps, each
+// length forced on one axis with the other's own choice, time = a + sum over the axes of
+// transformed points x cost, within 1.7 % of every case; bench/results/h100/separable/
+// fft-lines-tables-2026-11-28/): 1024-point rows take twice the time per point of 512-point
+// ones, where counting radix passes said 4 / 3; 4096-point lines 3-4x the 256-point ones'.
+// (Counting passes had picked 4096-point columns for 4002 outputs, one block, and made the
+// valid mode's 95-127 taps at 4096^2 13-27 % slower than the same mode's.)
+inline constexpr double fft_point_cost[2][std::size(fft_line_lengths)] = {{1.00, 1.01, 2.04, 2.55, 3.97},
+                                                                          {1.00, 1.38, 1.80, 2.35, 3.03}};
 
 // The line length for `outputs` samples of a pass whose kernel has `taps` (<= fft_max_taps):
-// the fewest transformed points times passes (the shortest on a tie); 0 past fft_max_taps.
+// the least blocks x M x fft_point_cost (the shortest on a tie); 0 past fft_max_taps.
 inline int fft_line_length(int64_t outputs, int taps, FftAxis axis) {
     int best = 0;
     double best_cost = 0;
-    for (int m : fft_line_lengths) {
+    for (size_t i = 0; i < std::size(fft_line_lengths); i++) {
+        const int m = fft_line_lengths[i];
         if (m < taps) {
             continue;
         }
         const int64_t step = m - taps + 1;
-        const double cost = double((outputs + step - 1) / step) * m * fft_passes(m, fft_points(axis));
+        const double cost = double((outputs + step - 1) / step) * m * fft_point_cost[int(axis)][i];
         if (best == 0 || cost < best_cost) {
             best = m;
             best_cost = cost;
@@ -88,14 +97,16 @@ inline int fft_line_length(int64_t outputs, int taps, FftAxis axis) {
     return best;
 }
 
-// The stage's scratch (one slice): the intermediate, the two spectra, the twiddles, the taps
-// as float32 (both lists, in the order they are correlated) and the per-call constants
-// (FftLinesConstants), each 256-byte aligned.
+// The stage's scratch (one slice): the intermediate, the two spectra, the twiddle table
+// (fft_line::kTableSize entries, for the spectra), each pass's transform's pass tables
+// (fft_line_plan.h), the taps as float32 (both lists, in the order they are correlated)
+// and the per-call constants (FftLinesConstants), each 256-byte aligned.
 struct FftLinesLayout {
     int row_length = 0, column_length = 0;  // M of each pass
     int64_t mid_pitch = 0;                  // floats between intermediate rows: even (float2 pairs)
-    size_t mid_offset = 0, row_spectrum_offset = 0, column_spectrum_offset = 0, twiddles_offset = 0, taps_offset = 0,
-           constants_offset = 0, total_bytes = 0;
+    size_t mid_offset = 0, row_spectrum_offset = 0, column_spectrum_offset = 0, twiddles_offset = 0,
+           row_pass_tables_offset = 0, column_pass_tables_offset = 0, taps_offset = 0, constants_offset = 0,
+           total_bytes = 0;
 };
 
 // What the setup kernel derives from the taps for the passes: the largest |sample| each
@@ -120,7 +131,11 @@ inline FftLinesLayout fft_lines_layout(int64_t out_width, int64_t out_height, in
     l.column_spectrum_offset = at;
     at += aligned(size_t(l.column_length) * 8);
     l.twiddles_offset = at;
-    at += aligned(size_t(fft_twiddles) * 8);
+    at += aligned(size_t(fft_line::kTableSize) * 8);
+    l.row_pass_tables_offset = at;
+    at += aligned(size_t(fft_line::pass_table_size(l.row_length, fft_points(FftAxis::rows))) * 8);
+    l.column_pass_tables_offset = at;
+    at += aligned(size_t(fft_line::pass_table_size(l.column_length, fft_points(FftAxis::columns))) * 8);
     l.taps_offset = at;
     at += aligned(size_t(kw + kh) * sizeof(float));
     l.constants_offset = at;
