@@ -8,7 +8,8 @@
 //   g++ -O2 -std=c++20 -Iruntime_kernels -Iinclude -isystem $H/include -I/usr/local/cuda/include \
 //       bench/probes/separable_crossover_probe.cpp build/libhalconv.a -L/usr/local/cuda/lib64 \
 //       -lcufft -lcublas -lcublasLt -lculibos -lcudart_static -ldl -lrt -lpthread -o .gpu/crossover_probe
-// Run:   crossover_probe [same|valid [PRECISION]] > crossover.csv   (default: same, every precision)
+// Run:   crossover_probe [same|valid [PRECISION|all [WxH,... [KWxKH,...]]]] > crossover.csv
+//        (default: same, every precision, the image sizes and kernels below)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -110,10 +111,27 @@ double time_calls(const std::function<void()> &call, int calls) {
 
 int main(int argc, char **argv) {
     const bool valid = argc > 1 && std::string(argv[1]) == "valid";
-    const std::string only = argc > 2 ? argv[2] : "";
+    const std::string only = argc > 2 && std::string(argv[2]) != "all" ? argv[2] : "";
     std::mt19937 rng(20261128);
-    const std::vector<std::pair<int, int>> sizes{{512, 512},   {1024, 1024}, {2048, 2048},
-                                                 {3840, 2160}, {4096, 4096}, {8192, 8192}};
+    std::vector<std::pair<int, int>> sizes{{512, 512},   {1024, 1024}, {2048, 2048},
+                                           {3840, 2160}, {4096, 4096}, {8192, 8192}};
+    // "WxH,WxH,..." into pairs.
+    const auto pairs = [](const char *s, std::vector<std::pair<int, int>> &to) {
+        to.clear();
+        while (*s != '\0') {
+            int w = 0, h = 0, used = 0;
+            if (std::sscanf(s, "%dx%d%n", &w, &h, &used) != 2 || w < 1 || h < 1) {
+                std::fprintf(stderr, "sizes and kernels: WxH,WxH,...\n");
+                std::exit(2);
+            }
+            to.push_back({w, h});
+            s += used;
+            s += *s == ',' ? 1 : 0;
+        }
+    };
+    if (argc > 3) {
+        pairs(argv[3], sizes);
+    }
     // Square kernels across the crossover, and lopsided ones (is kw + kh the measure?).
     std::vector<std::pair<int, int>> kernels;
     for (int k : {31, 47, 63, 79, 95, 111, 127, 143, 161, 177, 193, 209, 225}) {
@@ -122,6 +140,9 @@ int main(int argc, char **argv) {
     for (auto k : {std::pair{193, 3}, std::pair{3, 193}, std::pair{193, 63}, std::pair{63, 193}, std::pair{225, 31},
                    std::pair{127, 31}}) {
         kernels.push_back(k);
+    }
+    if (argc > 4) {
+        pairs(argv[4], kernels);
     }
     void *workspace = nullptr;
     size_t workspace_bytes = 0;
@@ -152,7 +173,9 @@ int main(int argc, char **argv) {
                         std::exit(1);
                     }
                 };
-                const size_t need = halconv::rk::sep::fft_lines_layout(ow, oh, h, kw, kh).total_bytes;
+                // (1 MiB more: room for probe builds of the passes whose line lengths differ)
+                const size_t need =
+                    halconv::rk::sep::fft_lines_layout(ow, oh, h, kw, kh).total_bytes + (size_t(1) << 20);
                 if (need > workspace_bytes) {
                     CK(cudaFree(workspace));
                     CK(cudaMalloc(&workspace, need));
