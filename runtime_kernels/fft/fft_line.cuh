@@ -174,6 +174,12 @@ __device__ inline void fill_pass_table_entry(float2 *tables, const float2 *table
     }
 }
 
+// The pass tables of an N-point transform with S points per thread (S = min(N, points)),
+// from the 4096-entry table. Launch with pass_table_size(n, s) threads or more.
+static __global__ void fill_pass_tables(float2 *tables, const float2 *table, int n, int s) {
+    fill_pass_table_entry(tables, table, n, s, int(blockIdx.x * blockDim.x + threadIdx.x));
+}
+
 // w^(k r) of pass P (span Ns, radix R) of an N-point transform with S points per thread.
 template <int N, int S, int P, int Ns, int R>
 __device__ __forceinline__ float2 twiddle(const float2 *table, int k, int r) {

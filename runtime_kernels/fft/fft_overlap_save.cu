@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "HalideRuntimeCuda.h"
@@ -212,6 +213,11 @@ __global__ void conjugate_scaled(Complex *w, size_t n, Real scale) {
 // lengths, but cost 256-point columns 10 % (their 16 x 16 passes hold 15 twiddles across
 // the exchange, at 100-128 registers already).
 inline constexpr int row_points = 8, column_points = 16;
+// Entries of the pass tables of an n-point transform with `points` per thread (one at
+// least: each axis's tables are allocated either way).
+inline int pass_table_entries(int n, int points) {
+    return std::max(fft_line::pass_table_size(n, std::min(n, points)), 1);
+}
 template <int N>
 __host__ __device__ constexpr bool column_prefetch() {
     return N != 256;
@@ -237,10 +243,19 @@ template <int N>
 __host__ __device__ constexpr int column_threads() {
     return column_group<N>() * fft_line::Shape<N, column_points>::T;
 }
+// Points between the column kernel's lines in shared memory: a line's points with
+// fft_line's pad (one in 16), then max(1, 16 / C) more, so that a half-warp's 64-bit
+// accesses, which span min(C, 16) lines (16 / C points of each, consecutive or a pad
+// apart), fall on 32 distinct banks (fft_line::Shape's 4 did that only for C = 4).
+template <int N>
+__host__ __device__ constexpr int column_line_stride() {
+    constexpr int C = column_group<N>();
+    return N + N / 16 + (C >= 16 ? 1 : 16 / C);
+}
 // The column kernel's dynamic shared memory: its group's lines.
 template <int N>
 constexpr size_t column_shared_bytes() {
-    return size_t(column_group<N>()) * fft_line::Shape<N, column_points>::stride * sizeof(float2);
+    return size_t(column_group<N>()) * column_line_stride<N>() * sizeof(float2);
 }
 
 struct Spectra {
@@ -291,7 +306,7 @@ __device__ inline bool pairs_aligned(const T *data, int64_t stride) {
 template <typename Storage, int N>
 __global__ void __launch_bounds__(row_threads<N>())
     rows_forward(Strided image, FftTiling t, int first_tile, Spectra spectra, unsigned *flags, float limit,
-                 const float2 *twiddles) {
+                 const float2 *twiddles, fft_line::PassTables passes) {
     using namespace fft_line;
     constexpr int Points = row_points;
     using Sh = Shape<N, Points>;
@@ -318,7 +333,7 @@ __global__ void __launch_bounds__(row_threads<N>())
         v[m] = s;
     }
     float2 *sh = shared + at.line * Sh::stride;
-    forward<N, Points, true>(v, sh, j, twiddles, barrier);
+    forward<N, Points, true>(v, sh, j, passes, barrier);
     // Z[k] and Z[N - k] give the real transform's X[k] = (Z[k] + conj Z[N-k]) / 2 +
     // w^k (Z[k] - conj Z[N-k]) / 2i, w = exp(-2 pi i / T_x); X[N] = Re Z[0] - Im Z[0].
     // (w^k loaded before the exchange, to hide its latency behind it.)
@@ -356,7 +371,7 @@ __global__ void __launch_bounds__(row_threads<N>())
 // 1 / (T_x T_y)), inverse transform, in place.
 template <int N>
 __global__ void __launch_bounds__(column_threads<N>())
-    columns_product(Spectra spectra, int columns, const float2 *kernel_spectrum, const float2 *twiddles) {
+    columns_product(Spectra spectra, int columns, const float2 *kernel_spectrum, fft_line::PassTables passes) {
     using namespace fft_line;
     constexpr int Points = column_points;
     using Sh = Shape<N, Points>;
@@ -374,15 +389,15 @@ __global__ void __launch_bounds__(column_threads<N>())
     for (int m = 0; m < Sh::S; m++) {
         v[m] = in ? tile[first + m * step] : make_float2(0.0f, 0.0f);
     }
-    float2 *sh = shared + c * Sh::stride;
-    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles, BlockBarrier{});
+    float2 *sh = shared + c * column_line_stride<N>();
+    forward<N, Points, column_prefetch<N>()>(v, sh, j, passes, BlockBarrier{});
     // The inverse as conj(forward(conj x)).
 #pragma unroll
     for (int m = 0; m < Sh::S; m++) {
         const float2 w = in ? __ldg(&kernel_spectrum[first + m * step]) : make_float2(0.0f, 0.0f);
         v[m] = conj(cmul(v[m], w));
     }
-    forward<N, Points, column_prefetch<N>()>(v, sh, j, twiddles, BlockBarrier{});
+    forward<N, Points, column_prefetch<N>()>(v, sh, j, passes, BlockBarrier{});
     if (in) {
 #pragma unroll
         for (int m = 0; m < Sh::S; m++) {
@@ -397,7 +412,8 @@ __global__ void __launch_bounds__(column_threads<N>())
 template <typename Storage, typename Out, int N>
 __global__ void __launch_bounds__(row_threads<N>())
     rows_inverse(Spectra spectra, const unsigned *flags, FftTiling t, int first_tile, Strided image, Strided kernel,
-                 bool flip, Out *out, int out_width, int out_height, int64_t out_stride, const float2 *twiddles) {
+                 bool flip, Out *out, int out_width, int out_height, int64_t out_stride, const float2 *twiddles,
+                 fft_line::PassTables passes) {
     using namespace fft_line;
     constexpr int Points = row_points;
     using Sh = Shape<N, Points>;
@@ -425,7 +441,7 @@ __global__ void __launch_bounds__(row_threads<N>())
         // The inverse as conj(forward(conj x)).
         v[m] = conj((x + xc) + times_i(cmul(w, x - xc)));
     }
-    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, twiddles, barrier);
+    forward<N, Points, true>(v, shared + at.line * Sh::stride, j, passes, barrier);
     if (row_out) {
         // Samples 2n and 2n + 1 are z[n]'s real and imaginary parts, z = conj(v).
         const bool pairs = ox % 2 == 0 && pairs_aligned(out, out_stride);
@@ -501,8 +517,9 @@ public:
     std::mutex mutex;
     // The kernel's conjugate spectrum, fft_spectrum_pitch values per row.
     void *spectrum = nullptr;
-    // float32 transforms: the fused kernels' twiddle table.
-    float2 *twiddles = nullptr;
+    // float32 transforms: the fused kernels' twiddle table and their row and column
+    // transforms' pass tables (fft_line_plan.h).
+    float2 *twiddles = nullptr, *row_tables = nullptr, *column_tables = nullptr;
 
     ~PreparedFft() {
         // A plan was made only through an opened cuFFT.
@@ -515,8 +532,10 @@ public:
         if (spectrum != nullptr) {
             cudaFree(spectrum);  // synchronizes: no call still reads it
         }
-        if (twiddles != nullptr) {
-            cudaFree(twiddles);
+        for (float2 *table : {twiddles, row_tables, column_tables}) {
+            if (table != nullptr) {
+                cudaFree(table);
+            }
         }
     }
 };
@@ -565,8 +584,12 @@ size_t fft_workspace_bytes(const PreparedFft &p) {
 }
 
 size_t fft_spectrum_bytes(const PreparedFft &p) {
-    return fft_block_spectrum_bytes(p.tiling, p.precision) +
-           (is_f64(p.precision) ? 0 : fft_line::kTableSize * sizeof(float2));
+    const FftTiling &t = p.tiling;
+    return fft_block_spectrum_bytes(t, p.precision) +
+           (is_f64(p.precision) ? 0
+                                : (fft_line::kTableSize + size_t(pass_table_entries(t.tile_x / 2, row_points)) +
+                                   size_t(pass_table_entries(t.tile_y, column_points))) *
+                                      sizeof(float2));
 }
 
 const FftTiling &fft_tiling_of(const PreparedFft &p) {
@@ -608,6 +631,18 @@ void compute_spectrum(PreparedFft &p, const Strided &kernel, bool flip, cudaStre
                               "allocating the twiddle table");
                 fft_line::fill_twiddle_table<<<fft_line::kTableSize / 256, 256, 0, stream>>>(p.twiddles);
                 check_cuda_rk(cudaGetLastError(), "the twiddle table");
+            }
+            // Each axis's transform (rows: T_x / 2 points, columns: T_y) has its pass tables,
+            // copied from the table (after it, in stream order).
+            for (const auto &[tables, n, points] : {std::tuple{&p.row_tables, t.tile_x / 2, row_points},
+                                                    std::tuple{&p.column_tables, t.tile_y, column_points}}) {
+                if (*tables == nullptr) {
+                    const int entries = pass_table_entries(n, points);
+                    check_cuda_rk(cudaMalloc(tables, size_t(entries) * sizeof(float2)), "allocating the pass tables");
+                    fft_line::fill_pass_tables<<<(entries + 255) / 256, 256, 0, stream>>>(*tables, p.twiddles, n,
+                                                                                          std::min(n, points));
+                    check_cuda_rk(cudaGetLastError(), "the pass tables");
+                }
             }
         }
         const dim3 threads(32, 8);
@@ -765,13 +800,13 @@ cudaError_t run_fused_batches(const PreparedFft &p, const Strided &image, const 
             constexpr int N = decltype(n)::value;
             constexpr int L = row_lines<N>();
             rows_forward<Storage, N><<<dim3(unsigned((t.tile_y + L - 1) / L), count), row_threads<N>(), 0, stream>>>(
-                image, t, first, spectra, flags, limit, p.twiddles);
+                image, t, first, spectra, flags, limit, p.twiddles, {p.row_tables});
         });
         with_line_size(t.tile_y, [&](auto n) {
             constexpr int N = decltype(n)::value;
             constexpr int C = column_group<N>();
             columns_product<N><<<dim3(unsigned((columns + C - 1) / C), count), column_threads<N>(),
-                                 column_shared_bytes<N>(), stream>>>(spectra, columns, w, p.twiddles);
+                                 column_shared_bytes<N>(), stream>>>(spectra, columns, w, {p.column_tables});
         });
         with_line_size(t.tile_x / 2, [&](auto n) {
             constexpr int N = decltype(n)::value;
@@ -779,7 +814,7 @@ cudaError_t run_fused_batches(const PreparedFft &p, const Strided &image, const 
             rows_inverse<Storage, Out, N>
                 <<<dim3(unsigned((t.step_y + L - 1) / L), count), row_threads<N>(), 0, stream>>>(
                     spectra, flags, t, first, image, kernel, p.flip, static_cast<Out *>(out), out_width, out_height,
-                    out_stride, p.twiddles);
+                    out_stride, p.twiddles, {p.row_tables});
         });
         if ((e = cudaGetLastError()) != cudaSuccess) {
             *what = "launching the tile kernels";

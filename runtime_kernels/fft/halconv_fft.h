@@ -103,7 +103,8 @@ using PreparedFftPtr = std::unique_ptr<PreparedFft, PreparedFftDeleter>;
 PreparedFftPtr prepare_fft(FftPrecision precision, int out_width, int out_height, int kernel_width, int kernel_height);
 // Device bytes a call takes from the workspace: the batch buffers and the work area.
 size_t fft_workspace_bytes(const PreparedFft &p);
-// Device bytes the prepared object holds itself: the spectrum (and the twiddle table).
+// Device bytes the prepared object holds itself: the spectrum (and the twiddle and pass
+// tables).
 size_t fft_spectrum_bytes(const PreparedFft &p);
 const FftTiling &fft_tiling_of(const PreparedFft &p);
 // The kernel's conjugate spectrum, from the kernel on the device (storage type of the
