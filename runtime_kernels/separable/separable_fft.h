@@ -39,12 +39,12 @@ inline constexpr int fft_max_taps = fft_max_kernel;
 // these passes' with the line length only. On the H100 (bench/results/h100/separable/
 // fft-lines-tables-2026-11-28/: f32 at 512^2 to 8192^2 in both modes, f16f32 and f16 at
 // 512^2 to 4096^2; square kernels 31 to 225 and lopsided ones; 248 cases) square kernels
-// cross over between 63 and 79 taps from 1024^2 up, between 95 and 111 at 512^2. This rule's
-// choice is 0.7 % slower than the faster of the two on (geometric) average, where the one
-// threshold of 200 was 3 % (1.54x at worst) and one of 150 for every size 1.9 % (2x at
-// worst: 193 x 3 at 512^2). At worst it is 1.30x slower (225 x 31 at 512^2: 0.031 against
-// 0.024 ms); lopsided kernels from 150 taps are up to 8 % slower on the passes (127 x 31).
-// Unknown outputs (0) take the smaller images' threshold.
+// cross over between 63 and 79 taps from 1024^2 up (79 and 95 at 3840 x 2160), between 95
+// and 111 at 512^2. This rule's choice is 0.7 % slower than the faster of the two on
+// (geometric) average, where the one threshold of 200 was 3 % (1.54x at worst) and one of
+// 150 for every size 1.9 % (2x at worst: 193 x 3 at 512^2). At worst it is 1.30x slower
+// (225 x 31 at 512^2: 0.031 against 0.024 ms); lopsided kernels from 150 taps are up to 8 %
+// slower on the passes (127 x 31). Unknown outputs (0) take the smaller images' threshold.
 inline constexpr int fft_lines_crossover_taps = 150;
 inline constexpr int fft_lines_small_crossover_taps = 200;
 inline constexpr int64_t fft_lines_large_outputs = int64_t(1) << 20;
