@@ -9,11 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__CUDACC__)
-#define HALCONV_HOST_DEVICE __host__ __device__
-#else
-#define HALCONV_HOST_DEVICE
-#endif
+#include "common/host_device.h"
 
 namespace halconv::rk {
 

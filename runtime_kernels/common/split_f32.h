@@ -33,11 +33,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/host_device.h"
+
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
-#define HALCONV_SPLIT_HD __host__ __device__
-#else
-#define HALCONV_SPLIT_HD
 #endif
 
 namespace halconv::rk::split_f32 {
@@ -47,17 +46,17 @@ enum class Scheme : int { floating_three, fixed_six };
 // The taps from which floating_three is accurate enough (see above).
 inline constexpr int floating_three_min_taps = 49;
 
-HALCONV_SPLIT_HD constexpr Scheme scheme_for(int kw, int kh) {
+HALCONV_HOST_DEVICE constexpr Scheme scheme_for(int kw, int kh) {
     return kw * kh < floating_three_min_taps ? Scheme::fixed_six : Scheme::floating_three;
 }
 
 // Products per output: 3 or 6.
-HALCONV_SPLIT_HD constexpr int terms(Scheme s) {
+HALCONV_HOST_DEVICE constexpr int terms(Scheme s) {
     return s == Scheme::fixed_six ? 6 : 3;
 }
 
 // 2^-b, the weight of each part relative to the one above (b: 10 or 11 bits).
-HALCONV_SPLIT_HD constexpr float part_weight(Scheme s) {
+HALCONV_HOST_DEVICE constexpr float part_weight(Scheme s) {
     return s == Scheme::fixed_six ? 0x1p-10f : 0x1p-11f;
 }
 
@@ -67,7 +66,7 @@ inline constexpr float fixed_quantum = 32.0f;
 // The exponent e of the power-of-two scale 2^e that puts max_abs·2^e in [2^14, 2^15);
 // 0 for a tensor of zeros (or of non-finite values, which the kernels do not split:
 // they fall back to the exact path, as they do for non-finite f16 samples).
-HALCONV_SPLIT_HD inline int scale_exponent(float max_abs) {
+HALCONV_HOST_DEVICE inline int scale_exponent(float max_abs) {
     if (!(max_abs > 0.0f) || !std::isfinite(max_abs)) {
         return 0;
     }
@@ -80,7 +79,7 @@ HALCONV_SPLIT_HD inline int scale_exponent(float max_abs) {
 // subnormal f16 results keep their reduced precision, beyond 65504 the result is
 // infinite. On the device the conversion instruction; on the host the same rounding in
 // float arithmetic (tests/test_split_f32.cpp checks it against halconv's conversion).
-HALCONV_SPLIT_HD inline float round_to_f16(float v) {
+HALCONV_HOST_DEVICE inline float round_to_f16(float v) {
 #if defined(__CUDA_ARCH__)
     return __half2float(__float2half_rn(v));
 #else
@@ -99,7 +98,7 @@ HALCONV_SPLIT_HD inline float round_to_f16(float v) {
 }
 
 // The nearest multiple of fixed_quantum (ties to even), exactly an f16 value for |v| < 2^15.
-HALCONV_SPLIT_HD inline float round_to_fixed(float v) {
+HALCONV_HOST_DEVICE inline float round_to_fixed(float v) {
     return std::rint(v * (1.0f / fixed_quantum)) * fixed_quantum;
 }
 
@@ -110,7 +109,7 @@ struct Parts {
 
 // Every subtraction below is exact (Sterbenz): a nonzero part lies within a factor of two
 // of the value it is taken from; the scalings are powers of two.
-HALCONV_SPLIT_HD inline Parts split(float scaled, Scheme s) {
+HALCONV_HOST_DEVICE inline Parts split(float scaled, Scheme s) {
     const float up = 1.0f / part_weight(s);
     const auto part = [s](float v) { return s == Scheme::fixed_six ? round_to_fixed(v) : round_to_f16(v); };
     Parts p{};
@@ -132,7 +131,7 @@ struct InPlaceParts {
     float hi, mid;
 };
 
-HALCONV_SPLIT_HD inline InPlaceParts split_in_place(float scaled) {
+HALCONV_HOST_DEVICE inline InPlaceParts split_in_place(float scaled) {
     const float hi = round_to_f16(scaled);
     return {hi, round_to_f16(scaled - hi)};
 }

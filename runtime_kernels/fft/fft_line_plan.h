@@ -11,17 +11,13 @@
 // consecutive butterflies read consecutive entries. Pass 0 (span 1) has none.
 #pragma once
 
-#if defined(__CUDACC__)
-#define HALCONV_FFT_HD __host__ __device__
-#else
-#define HALCONV_FFT_HD
-#endif
+#include "common/host_device.h"
 
 namespace halconv::rk::fft_line {
 
 inline constexpr int kTableSize = 4096;
 
-HALCONV_FFT_HD constexpr int radix_of(int n, int s, int pass) {
+HALCONV_HOST_DEVICE constexpr int radix_of(int n, int s, int pass) {
     for (int p = 0;; p++) {
         const int r = n >= s ? s : n;
         if (p == pass) {
@@ -30,7 +26,7 @@ HALCONV_FFT_HD constexpr int radix_of(int n, int s, int pass) {
         n /= r;
     }
 }
-HALCONV_FFT_HD constexpr int passes_of(int n, int s) {
+HALCONV_HOST_DEVICE constexpr int passes_of(int n, int s) {
     int p = 0;
     while (n > 1) {
         n /= n >= s ? s : n;
@@ -38,7 +34,7 @@ HALCONV_FFT_HD constexpr int passes_of(int n, int s) {
     }
     return p;
 }
-HALCONV_FFT_HD constexpr int span_of(int n, int s, int pass) {
+HALCONV_HOST_DEVICE constexpr int span_of(int n, int s, int pass) {
     int ns = 1;
     for (int p = 0; p < pass; p++) {
         ns *= radix_of(n, s, p);
@@ -46,7 +42,7 @@ HALCONV_FFT_HD constexpr int span_of(int n, int s, int pass) {
     return ns;
 }
 
-HALCONV_FFT_HD constexpr int pass_table_offset(int n, int s, int pass) {
+HALCONV_HOST_DEVICE constexpr int pass_table_offset(int n, int s, int pass) {
     int at = 0;
     for (int p = 1; p < pass; p++) {
         at += span_of(n, s, p) * (radix_of(n, s, p) - 1);
@@ -54,11 +50,11 @@ HALCONV_FFT_HD constexpr int pass_table_offset(int n, int s, int pass) {
     return at;
 }
 // Entries of all the pass tables of an N-point transform (fewer than N log_S N).
-HALCONV_FFT_HD constexpr int pass_table_size(int n, int s) {
+HALCONV_HOST_DEVICE constexpr int pass_table_size(int n, int s) {
     return pass_table_offset(n, s, passes_of(n, s));
 }
 // The index into the 4096-entry table of pass-table entry i (i < pass_table_size).
-HALCONV_FFT_HD constexpr int pass_table_source(int n, int s, int i) {
+HALCONV_HOST_DEVICE constexpr int pass_table_source(int n, int s, int i) {
     for (int p = 1; p < passes_of(n, s); p++) {
         const int ns = span_of(n, s, p), r = radix_of(n, s, p);
         if (i < ns * (r - 1)) {

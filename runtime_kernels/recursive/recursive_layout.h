@@ -23,11 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HALCONV_RG_HD __host__ __device__
-#else
-#define HALCONV_RG_HD
-#endif
+#include "common/host_device.h"
 
 namespace halconv::rk::rg {
 
@@ -39,7 +35,7 @@ enum Value : int { pole = 0, weight = 1, gain = 2, head_weight = 3, tail_weight 
 inline constexpr int values_per_pole = 5;
 // coefficients(i, axis), axis 0 = x, 1 = y: i = coefficient_index(k, value, part).
 inline constexpr int coefficients_per_axis = poles * values_per_pole * 2;
-HALCONV_RG_HD inline constexpr int coefficient_index(int k, Value v, int part) {
+HALCONV_HOST_DEVICE inline constexpr int coefficient_index(int k, Value v, int part) {
     return (k * values_per_pole + int(v)) * 2 + part;
 }
 // powers(2 k + part, i, axis) = Re / Im of p_k^i, i = 0 .. N (N: the axis's length),
@@ -58,7 +54,7 @@ inline constexpr int64_t segments_of(int64_t length) {
 }
 
 // Segments (a warp each) per block of the stage's states and filter kernels.
-HALCONV_RG_HD inline constexpr int warps_per_block(int accumulator_bytes) {
+HALCONV_HOST_DEVICE inline constexpr int warps_per_block(int accumulator_bytes) {
     return accumulator_bytes == 8 ? 2 : 4;
 }
 

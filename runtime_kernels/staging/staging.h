@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/host_device.h"
+
 namespace halconv::rk::staging {
 
 enum class Element : int32_t { u8, u16, f16, f32, f64 };
@@ -20,15 +22,9 @@ struct View {
     int64_t stride[3] = {0, 0, 0};
 };
 
-#if defined(__CUDACC__)
-#define HALCONV_STAGING_HD __host__ __device__
-#else
-#define HALCONV_STAGING_HD
-#endif
-
 // The value an integer element takes from a float result: nearest, ties to even; below 0
 // gives 0, above the type's largest its largest; NaN gives 0. (Host and device.)
-HALCONV_STAGING_HD inline double saturated(double v, double largest) {
+HALCONV_HOST_DEVICE inline double saturated(double v, double largest) {
     if (!(v == v)) {
         return 0.0;
     }
