@@ -38,9 +38,9 @@ halconv_variant(separable cpu separable cpu_separable REQUIRES rank1 cpu_separab
 halconv_variant(separable cpu separable cpu_separable_two_pass REQUIRES rank1)
 # CUDA: the extern stages (runtime_kernels/separable/): 1D FFTs along lines (float32
 # transforms) from 150 taps together (kw + kh; 200 on outputs under 1024^2), where they
-# overtake the sliding pass, and
-# wherever its ring of row sums does not fit (4096^2 f32: K = 255 in about 0.4 ms where the
-# Halide schedules took tens); the sliding pass below; the Halide schedules for the rest.
+# overtake the sliding pass, and wherever its ring of row sums does not fit (4096^2 f32:
+# K = 255 in about 0.3 ms where the Halide schedules took tens); the sliding pass below;
+# the Halide schedules for the rest.
 halconv_variant(separable cuda separable_cuda fft_lines PRECISIONS f32 f16 f16f32
     REQUIRES rank1 separable_fft_lines_fits separable_fft_lines_pays)
 halconv_variant(separable cuda separable_cuda sliding REQUIRES rank1 separable_sliding_fits)

@@ -720,8 +720,9 @@ const std::vector<std::string> separable_columns{"device",
 
 // Separable filtering, float32, same mode, nearest boundary (NPP's replicate border, the
 // only one its separable filters take): halconv's separable entry (the variant it takes,
-// sliding or fft_lines, named in the row) against NPP's row and column passes and its Gaussian of any tap count, with
-// the sampled Gaussian of K taps (sigma = K / 6) as both kernels. The floor is one pass:
+// sliding or fft_lines, named in the row) against NPP's row and column passes and its
+// Gaussian of any tap count, with the sampled Gaussian of K taps (sigma = K / 6) as both
+// kernels. The floor is one pass:
 // the image read and the output written. max_abs_difference: the largest difference of a
 // peer's output from halconv's (blank for halconv's own row).
 void separable_report(Run &run, Table &table) {

@@ -127,7 +127,7 @@ std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &)
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " has fewer than " +
            std::to_string(rk::sep::fft_lines_crossover(r.output_width, r.output_height)) +
            " taps together (kw + kh), where the sliding pass is the faster on " +
-           (int64_t(r.output_width) * r.output_height >= rk::sep::fft_lines_large_outputs
+           (rk::sep::fft_lines_outputs_large(r.output_width, r.output_height)
                 ? "outputs of 1024 x 1024 and more"
                 : "outputs under 1024 x 1024 (or of unknown size)");
 }

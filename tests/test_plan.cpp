@@ -477,8 +477,8 @@ TEST_F(PlanGpu, DefaultCallReachesTheTensorCoresWhereTheyWin) {
 }
 
 // Long rank-1 kernels: the default call takes the separable entry (its fft_lines passes),
-// which the built-in H100 table has at 0.39 / 0.43 ms for 255 / 511 taps at 4096^2 f32
-// against the 2D FFT's 0.83 at 127. Before those rows were measured Auto extrapolated the
+// which the built-in H100 table has at 0.31 / 0.39 ms for 255 / 511 taps at 4096^2 f32
+// against the 2D FFT's 0.45 at 127. Before those rows were measured Auto extrapolated the
 // sliding pass's slope past 193 taps (about 1.5 ms at 511) and chose the 2D FFT.
 TEST_F(PlanGpu, DefaultCallTakesTheSeparablePassesForLongRank1Kernels) {
     for (const int k : {255, 511}) {

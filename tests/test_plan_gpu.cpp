@@ -393,7 +393,7 @@ TEST_F(PlanGpuStreams, RecursiveGaussianRunsInThePlansWorkspace) {
     }
 }
 
-// The separable algorithm's fft_lines pass (kernels of 200 taps together and more)
+// The separable algorithm's fft_lines pass (long kernels: fft_lines_preferred)
 // runs in its plan's workspace: its intermediate and spectra, sized by fft_lines_layout, so
 // applies after the first allocate nothing and give the one-shot call's bits, in every mode;
 // a device-resident batch, its images dealt over the plan's streams each with a workspace

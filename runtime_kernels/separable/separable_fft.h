@@ -48,9 +48,11 @@ inline constexpr int fft_max_taps = fft_max_kernel;
 inline constexpr int fft_lines_crossover_taps = 150;
 inline constexpr int fft_lines_small_crossover_taps = 200;
 inline constexpr int64_t fft_lines_large_outputs = int64_t(1) << 20;
+inline bool fft_lines_outputs_large(int64_t out_width, int64_t out_height) {
+    return out_width * out_height >= fft_lines_large_outputs;
+}
 inline int fft_lines_crossover(int64_t out_width, int64_t out_height) {
-    return out_width * out_height >= fft_lines_large_outputs ? fft_lines_crossover_taps
-                                                             : fft_lines_small_crossover_taps;
+    return fft_lines_outputs_large(out_width, out_height) ? fft_lines_crossover_taps : fft_lines_small_crossover_taps;
 }
 inline bool fft_lines_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height, int storage_bytes) {
     return kw + kh >= fft_lines_crossover(out_width, out_height) || !sliding_fits(kw, kh, storage_bytes);
