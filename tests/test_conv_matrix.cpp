@@ -265,19 +265,20 @@ TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
                 EXPECT_EQ(l.ring_rows % l.chunk_rows, 0);
                 EXPECT_GE(l.ring_rows, l.chunk_rows + kh - 1);
                 EXPECT_EQ(l.ring_rows, (l.lag + 1) * l.chunk_rows);
-                EXPECT_GE(l.ring_pitch, l.tile_columns);
+                // The ring by columns: a column's run of ring_rows sums, each run 16-byte aligned.
+                EXPECT_GE(l.ring_pitch, l.ring_rows);
                 for (const int64_t row_bytes : {int64_t(l.stage_pitch) * bytes, int64_t(l.ring_pitch) * acc}) {
                     EXPECT_EQ(row_bytes % 16, 0);
                     EXPECT_EQ(row_bytes / 16 % 2, 1);
                 }
                 EXPECT_GE(l.stage_bytes, size_t(l.chunk_rows) * size_t(l.stage_pitch) * size_t(bytes));
-                EXPECT_GE(l.ring_bytes, size_t(l.ring_rows) * size_t(l.ring_pitch) * size_t(acc));
+                EXPECT_GE(l.ring_bytes, size_t(l.tile_columns) * size_t(l.ring_pitch) * size_t(acc));
                 EXPECT_EQ(l.total_bytes, l.taps_bytes + l.ring_bytes + l.stage_bytes);
             }
         }
     }
     // 128-column strips up to 129 taps in float32, 64 from there to 193 (gaussian_blur's
-    // exact taps to sigma 32); float64 to 65, float16 to 225.
+    // exact taps to sigma 32); float64 to 65, float16 storage to 257.
     EXPECT_EQ(rk::sep::sliding_layout(3, 3, 4).tile_columns, rk::sep::sliding_tile_widths[0]);
     EXPECT_EQ(rk::sep::sliding_layout(129, 129, 4).tile_columns, rk::sep::sliding_tile_widths[0]);
     EXPECT_EQ(rk::sep::sliding_layout(131, 131, 4).tile_columns, rk::sep::sliding_tile_widths[1]);
@@ -285,8 +286,8 @@ TEST(SeparableSlidingLayout, FitsTheBudgetAndCoversEveryRead) {
     EXPECT_FALSE(rk::sep::sliding_fits(195, 195, 4));
     EXPECT_TRUE(rk::sep::sliding_fits(65, 65, 8));
     EXPECT_FALSE(rk::sep::sliding_fits(67, 67, 8));
-    EXPECT_TRUE(rk::sep::sliding_fits(225, 225, 2));
-    EXPECT_FALSE(rk::sep::sliding_fits(227, 227, 2));
+    EXPECT_TRUE(rk::sep::sliding_fits(257, 257, 2));
+    EXPECT_FALSE(rk::sep::sliding_fits(259, 259, 2));
     EXPECT_FALSE(rk::sep::sliding_fits(250, 250, 4));
 }
 
@@ -361,8 +362,9 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
         r.precision = p;
         r.kernel_width = r.kernel_height = p == Precision::f64 ? 31 : 127;
         EXPECT_EQ(internal::limit_separable_sliding_fits(r, naive), "") << to_string(p);
-        r.kernel_width = r.kernel_height = 250;
-        EXPECT_NE(internal::limit_separable_sliding_fits(r, naive).find("KiB of shared memory"), std::string::npos);
+        r.kernel_width = r.kernel_height = 260;  // past every precision's largest (257 with float16 storage)
+        EXPECT_NE(internal::limit_separable_sliding_fits(r, naive).find("KiB of shared memory"), std::string::npos)
+            << to_string(p);
     }
     if (!cuda_info().built) {
         return;  // no CUDA rows in this build
@@ -554,7 +556,7 @@ TEST_P(CudaSeparable, SlidingPassMatchesFloat64Reference) {
                                        {300, 60, 127, 3},  {60, 300, 3, 127}, {24, 300, 13, 250},   {45, 40, 100, 90},
                                        {1, 70, 5, 9},      {70, 1, 9, 5},     {300, 150, 21, 19},   {1000, 60, 33, 9},
                                        {70, 1, 41, 1},     {1, 70, 1, 41},    {145, 220, 131, 131}, {27, 24, 193, 193},
-                                       {13, 12, 225, 225}, {200, 40, 301, 5}};
+                                       {13, 12, 257, 257}, {200, 40, 301, 5}};
     int index = 0;
     for (const Shape &s : shapes) {
         // float16 sums of more than ~250 products have no useful bound; the sliding pass

@@ -79,7 +79,7 @@
 //
 // On CUDA, Algorithm::separable runs a one-pass kernel of its own (runtime_kernels/separable/)
 // where its staged rows and ring of row sums fit 96 KiB of shared memory (kernels up to
-// 193 x 193 in f32, 225 x 225 in f16 and f16f32, whose sums it keeps in float32, 65 x 65
+// 193 x 193 in f32, 257 x 257 in f16 and f16f32, whose sums it keeps in float32, 65 x 65
 // in f64). In f32, f16 and f16f32, from 150 taps together (kw + kh; 200 on outputs under
 // 1024 x 1024: where they overtake that kernel on an H100) and beyond it up to 4095 taps
 // per axis, it runs 1D overlap-save FFTs along rows then columns (variant fft_lines: float32

@@ -78,15 +78,15 @@ __device__ inline void load8(const __half *p, float (&w)[T]) {
     }
 }
 
+// acc[t] += sum_{ii < 8} tap[ii] * window(t + ii), t < 8, the window's samples 0..7 in a
+// and 8..15 in b.
 template <typename A>
-__device__ inline void store8(A *p, const A (&v)[T]) {
-    if constexpr (sizeof(A) == 4) {
-        reinterpret_cast<float4 *>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-        reinterpret_cast<float4 *>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-    } else {
+__device__ __forceinline__ void multiply_block(A (&acc)[T], const A (&tap)[T], const A (&a)[T], const A (&b)[T]) {
 #pragma unroll
-        for (int m = 0; m < T / 2; m++) {
-            reinterpret_cast<double2 *>(p)[m] = make_double2(v[2 * m], v[2 * m + 1]);
+    for (int ii = 0; ii < T; ii++) {
+#pragma unroll
+        for (int t = 0; t < T; t++) {
+            acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
         }
     }
 }
@@ -96,40 +96,45 @@ __device__ inline void store8(A *p, const A (&v)[T]) {
 // in w), each feeding up to eight sums; taps is padded to a multiple of 8 and 16-byte
 // aligned. Blocks are read up to ceil(k / 8); a sample is multiplied only by a tap it
 // meets (padding taps never are: 0 * inf would be a NaN the definition has not).
-// (Measured on the H100: a 16-byte-aligned stage with the window shifted inside its
-// first block, and unrolling the loop to rotate the blocks instead of moving them, were
-// both slower: the extra code cost more than the moves and per-sample copies they save.)
+// (Measured: two blocks a step, with the ring by columns, 8-13 % faster from K = 31 on the
+// H200, bench/results/h200/separable/ring-by-columns-2026-11-28/. On the H100 before, a
+// 16-byte-aligned stage with the window shifted inside its first block, and the loop
+// unrolled over every block of the window, were both slower: the extra code cost more
+// than the moves and per-sample copies they save.)
 template <typename A, typename Load>
 __device__ __forceinline__ void slide(A (&acc)[T], const A *taps, int k, Load &&load) {
-    A w[2 * T];
-    load(0, *reinterpret_cast<A(*)[T]>(w));
+    A a[T], b[T], tap[T];
+    load(0, a);
     int i = 0;
-    for (; i + T <= k; i += T) {
-        load(i / T + 1, *reinterpret_cast<A(*)[T]>(w + T));
-        A tap[T];
+    // Two blocks a step, the window's halves trading places: moving the second half into
+    // the first after every block cost 8 moves per 64 multiply-adds.
+    for (; i + 2 * T <= k; i += 2 * T) {
+        load(i / T + 1, b);
         load8(taps + i, tap);
-#pragma unroll
-        for (int ii = 0; ii < T; ii++) {
-#pragma unroll
-            for (int t = 0; t < T; t++) {
-                acc[t] += tap[ii] * w[t + ii];
-            }
-        }
+        multiply_block(acc, tap, a, b);
+        load(i / T + 2, a);
+        load8(taps + i + T, tap);
+        multiply_block(acc, tap, b, a);
+    }
+    if (i + T <= k) {
+        load(i / T + 1, b);
+        load8(taps + i, tap);
+        multiply_block(acc, tap, a, b);
 #pragma unroll
         for (int m = 0; m < T; m++) {
-            w[m] = w[T + m];
+            a[m] = b[m];
         }
+        i += T;
     }
     if (i < k) {
-        load(i / T + 1, *reinterpret_cast<A(*)[T]>(w + T));
-        A tap[T];
+        load(i / T + 1, b);
         load8(taps + i, tap);
 #pragma unroll
         for (int ii = 0; ii < T - 1; ii++) {
             if (i + ii < k) {
 #pragma unroll
                 for (int t = 0; t < T; t++) {
-                    acc[t] += tap[ii] * w[t + ii];
+                    acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
                 }
             }
         }
@@ -234,7 +239,12 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
             const S *src = stage + row * l.stage_pitch + group * T;
             A acc[T] = {};
             slide(acc, row_taps, p.kw, [src](int b, A(&w)[T]) { load8(src + b * T, w); });
-            store8(ring + (slot * CH + row) * l.ring_pitch + group * T, acc);
+            // The ring by columns: the 8 sums go to 8 columns' runs.
+            A *to = ring + group * T * l.ring_pitch + slot * CH + row;
+#pragma unroll
+            for (int m = 0; m < T; m++, to += l.ring_pitch) {
+                *to = acc[m];
+            }
         }
         __syncthreads();  // the chunk's row sums are in the ring; the stage has been read
         if (c + 1 < chunks) {
@@ -247,17 +257,13 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
             const int d = c - l.lag;
             const int column = threadIdx.x % TW, group = threadIdx.x / TW;
             const int first = next_slot * CH + group * T;  // ring row of the window's sample 0
-            const A *const column_base = ring + column;
-            const int ring_elements = l.ring_rows * l.ring_pitch;
+            const A *const column_base = ring + column * l.ring_pitch;
+            const int ring_rows = l.ring_rows;
             A acc[T] = {};
             slide(acc, col_taps, p.kh, [&](int b, A(&w)[T]) {
-                int r = (first + b * T) * l.ring_pitch;
-                r = r >= ring_elements ? r - ring_elements : r;
-                const A *src = column_base + r;
-#pragma unroll
-                for (int m = 0; m < T; m++) {
-                    w[m] = src[m * l.ring_pitch];
-                }
+                int r = first + b * T;
+                r = r >= ring_rows ? r - ring_rows : r;
+                load8(column_base + r, w);
             });
             const int64_t x = x0 + column;
             if (x < p.out_width) {

@@ -18,8 +18,10 @@
 // kernels up to 193 taps in f32 where two stopped at 129
 // (bench/results/h100/separable/one-stage-2026-11-27/).
 // Both passes give each thread 8 consecutive outputs and slide a window of 8 samples
-// through registers: one shared-memory vector load per 8 x 8 multiply-adds in the row
-// pass, one scalar load per 8 in the column pass.
+// through registers, loaded as vectors: the ring is stored by columns, so that a column
+// pass thread's 8 rows lie side by side as a row pass thread's 8 columns do (the row pass
+// writes its 8 sums apart, once per chunk, where the column pass had read its window's
+// samples apart, one scalar load and address per sample and tap block).
 #pragma once
 
 #include <algorithm>
@@ -47,7 +49,7 @@ struct SlidingLayout {
     int chunk_rows = 0;
     int lag = 0;         // chunks the column pass runs behind the row pass
     int ring_rows = 0;   // row sums held: the rows one chunk of outputs reads, in whole chunks
-    int ring_pitch = 0;  // elements between ring rows
+    int ring_pitch = 0;  // elements between ring columns (the ring is stored by columns)
     // (taps_bytes: each tap list padded to a multiple of 8)
     int stage_width = 0;  // staged columns: the strip, its kernel apron, the window's look-ahead
     int stage_pitch = 0;  // elements between staged rows
@@ -82,14 +84,14 @@ inline SlidingLayout sliding_layout_for(int tile_columns, int64_t kw, int64_t kh
     l.chunk_rows = int(chunk);
     l.lag = int(lag);
     l.ring_rows = int((lag + 1) * chunk);
-    l.ring_pitch = int(sliding_pitch(tile_columns, accumulator_bytes));
+    l.ring_pitch = int(sliding_pitch(l.ring_rows, accumulator_bytes));
     // Output column j of the strip reads staged columns j .. j + kw - 1; a thread's window
     // loads whole blocks of 8, up to the block after its last tap's.
     l.stage_width = int(tile_columns + (kw + 7) / 8 * 8);
     l.stage_pitch = int(sliding_pitch(l.stage_width, storage_bytes));
     const auto aligned = [](size_t b) { return (b + 127) / 128 * 128; };
     l.taps_bytes = aligned(size_t((kw + 7) / 8 * 8 + (kh + 7) / 8 * 8) * size_t(accumulator_bytes));
-    l.ring_bytes = aligned(size_t(l.ring_rows) * size_t(l.ring_pitch) * size_t(accumulator_bytes));
+    l.ring_bytes = aligned(size_t(tile_columns) * size_t(l.ring_pitch) * size_t(accumulator_bytes));
     l.stage_bytes = aligned(size_t(chunk) * size_t(l.stage_pitch) * size_t(storage_bytes));
     l.total_bytes = l.taps_bytes + l.ring_bytes + l.stage_bytes;
     return l;
