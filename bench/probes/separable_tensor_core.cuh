@@ -312,8 +312,10 @@ __device__ inline uint32_t exact_row_sums(const SlidingArgs<float, float> &p, co
         for (int m = 0; m < T; m++) {
             bits = max(bits, magnitude_bits(exact[m]));
         }
-        reinterpret_cast<float4 *>(ring_rows + row * rp + column)[0] = make_float4(exact[0], exact[1], exact[2], exact[3]);
-        reinterpret_cast<float4 *>(ring_rows + row * rp + column)[1] = make_float4(exact[4], exact[5], exact[6], exact[7]);
+        reinterpret_cast<float4 *>(ring_rows + row * rp + column)[0] =
+            make_float4(exact[0], exact[1], exact[2], exact[3]);
+        reinterpret_cast<float4 *>(ring_rows + row * rp + column)[1] =
+            make_float4(exact[4], exact[5], exact[6], exact[7]);
     }
     return bits;
 }
