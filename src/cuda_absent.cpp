@@ -3,6 +3,7 @@
 // cuda_unavailable_reason(); what only a CUDA call reaches throws the same reason.
 #include "bands.h"
 #include "internal.h"
+#include "separable/separable_fft.h"
 #include "workspace_pool.h"
 
 namespace halconv::internal {
@@ -53,6 +54,11 @@ void set_fft_kernel(rk::PreparedFft &, const halide_buffer_t *, bool, Stream) {
 }
 
 FftFootprint fft_footprint(const rk::PreparedFft &) {
+    refuse();
+}
+
+rk::sep::FftLinesTables prepare_fft_lines(Precision, const halide_buffer_t *, const halide_buffer_t *, bool, double,
+                                          Extent2d, WorkspacePool &, Stream) {
     refuse();
 }
 

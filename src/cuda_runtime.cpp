@@ -15,8 +15,10 @@
 #include "fft/halconv_fft.h"
 #include "internal.h"
 #include "recursive/halconv_rg.h"
+#include "separable/separable_fft.h"
 #include "single_channel/halconv_tc.h"
 #include "staging/staging.h"
+#include "workspace_pool.h"
 
 namespace halconv::internal {
 namespace {
@@ -190,6 +192,24 @@ FftFootprint fft_footprint(const rk::PreparedFft &fft) {
             .spectrum_bytes = rk::fft_spectrum_bytes(fft),
             .tiling = shape_text(t.tile_x, t.tile_y) + " transforms of " + std::to_string(t.tiles()) + " tiles of " +
                       shape_text(t.step_x, t.step_y) + " outputs, " + std::to_string(t.batch) + " per batch"};
+}
+
+rk::sep::FftLinesTables prepare_fft_lines(Precision precision, const halide_buffer_t *row_kernel,
+                                          const halide_buffer_t *col_kernel, bool flip, double fill, Extent2d output,
+                                          WorkspacePool &pool, Stream stream) {
+    const int kw = row_kernel->dim[0].extent, kh = col_kernel->dim[0].extent;
+    rk::sep::FftLinesTables tables;
+    pool.prepare(rk::sep::fft_lines_tables_bytes(kw, kh, output.width, output.height), stream, [&](void *memory) {
+        try {
+            tables = rk::sep::prepare_fft_lines(precision == Precision::f32 ? 4 : 2,
+                                                reinterpret_cast<const void *>(row_kernel->device),
+                                                reinterpret_cast<const void *>(col_kernel->device), kw, kh, flip, fill,
+                                                output.width, output.height, memory, stream);
+        } catch (const std::runtime_error &e) {
+            throw Error(ErrorCode::device, e.what());
+        }
+    });
+    return tables;
 }
 
 void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows,

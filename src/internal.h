@@ -14,9 +14,14 @@
 
 namespace halconv::rk {
 class PreparedFft;  // runtime_kernels/fft/halconv_fft.h
+namespace sep {
+struct FftLinesTables;  // runtime_kernels/separable/separable_fft.h
+}  // namespace sep
 }  // namespace halconv::rk
 
 namespace halconv::internal {
+
+class WorkspacePool;  // workspace_pool.h
 
 // ---- Halide's runtime hooks (runtime_hooks.cpp) ----
 // Installs, once, the error handler that turns Halide runtime errors into messages and,
@@ -80,6 +85,12 @@ struct FftFootprint {
     std::string tiling;          // for Dispatch::reason
 };
 FftFootprint fft_footprint(const rk::PreparedFft &fft);
+// The separable fft_lines stage's tables of a plan's rank-1 kernel (its device copies,
+// reversed for convolution) for an output of `output`, in device memory of `pool` (the
+// plan's), queued on `stream`; Error(device) on a CUDA failure.
+rk::sep::FftLinesTables prepare_fft_lines(Precision precision, const halide_buffer_t *row_kernel,
+                                          const halide_buffer_t *col_kernel, bool flip, double fill, Extent2d output,
+                                          WorkspacePool &pool, Stream stream);
 // `rows` rows of `row_bytes` from device memory at `src` to `dst` (pitches in bytes),
 // queued on `stream`.
 void copy_device_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows,

@@ -53,7 +53,11 @@ struct PlanState {
     Extent2d scratch;        // autoscheduled outputs smaller than autoscheduled_min_extent run into this
     // The cuFFT stage's plans and the kernel's spectrum (fft on CUDA), made once.
     std::shared_ptr<rk::PreparedFft> fft;
-    size_t fft_spectrum_bytes = 0;
+    // The separable fft_lines stage's tables of the kernel (spectra, twiddles), made once
+    // in the pool's memory.
+    std::optional<rk::sep::FftLinesTables> fft_lines;
+    // Device bytes those prepared objects hold beside the pool.
+    size_t prepared_bytes = 0;
     // Row bands (bands.h): the valid-mode plans of the band slabs made so far, per device
     // (-1: the CPU) and band rows, and the lanes of the CUDA runs.
     struct BandPlan {
@@ -297,7 +301,7 @@ void finish(PlanState &s) {
             s.fft = internal::prepare_fft(s.options.precision, s.output, s.kernel);
             const internal::FftFootprint f = internal::fft_footprint(*s.fft);
             s.extern_bytes = f.workspace_bytes;
-            s.fft_spectrum_bytes = f.spectrum_bytes;
+            s.prepared_bytes = f.spectrum_bytes;
             s.dispatch.reason += "; " + f.tiling;
         } else {
             s.extern_bytes = SIZE_MAX;
@@ -314,12 +318,14 @@ void finish(PlanState &s) {
                 rk::align_scratch(size_t(s.extended_pitch) * size_t(s.extended.height) * s.types.storage.bytes());
         }
     }
-    if (row.signature == internal::Signature::separable && cuda &&
-        std::string_view(row.generator) == "separable_cuda" && std::string_view(row.schedule) == "fft_lines") {
-        // The intermediate (the output's width, the image's height) and the spectra.
+    const bool fft_lines = row.signature == internal::Signature::separable && cuda &&
+                           std::string_view(row.generator) == "separable_cuda" &&
+                           std::string_view(row.schedule) == "fft_lines";
+    if (fft_lines) {
+        // The intermediate (the output's width, the image's height): the tables are prepared below.
         s.extern_bytes =
             rk::sep::fft_lines_layout(s.output.width, s.output.height, s.image.height, s.kernel.width, s.kernel.height)
-                .total_bytes;
+                .tables_offset;
         device_bytes = rk::align_scratch(s.extern_bytes);
     }
     if (row.signature == internal::Signature::recursive_gaussian && cuda) {
@@ -353,6 +359,13 @@ void finish(PlanState &s) {
     }
     if (s.fft) {
         internal::set_fft_kernel(*s.fft, s.kernel2d.raw_buffer(), s.operation == Operation::convolve, s.options.stream);
+    }
+    if (fft_lines) {
+        s.fft_lines = internal::prepare_fft_lines(s.options.precision, s.row_kernel.raw_buffer(),
+                                                  s.column_kernel.raw_buffer(), s.operation == Operation::convolve,
+                                                  s.options.fill_value, s.output, *s.pool, s.options.stream);
+        s.prepared_bytes +=
+            rk::sep::fft_lines_tables_bytes(s.kernel.width, s.kernel.height, s.output.width, s.output.height);
     }
 }
 
@@ -597,7 +610,7 @@ Extent2d Plan::output_extent() const {
     return state_->output;
 }
 size_t Plan::workspace_bytes() const {
-    return state_->dispatch.device == Device::cuda ? state_->pool->bytes() + state_->fft_spectrum_bytes : 0;
+    return state_->dispatch.device == Device::cuda ? state_->pool->bytes() + state_->prepared_bytes : 0;
 }
 
 Halide::Runtime::Buffer<> Plan::allocate_output(int batch) const {
@@ -891,7 +904,7 @@ void Plan::run(halide_buffer_t *image, halide_buffer_t *output, Stream stream) c
         runs_as_transform(s, image) ? s.row->fns(o.precision) : s.direct->fns(o.precision);
 
     internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
-    rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get()});
+    rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get(), s.fft_lines ? &*s.fft_lines : nullptr});
     // Per-call copies: pipelines may update a buffer's flags, and other threads apply too.
     halide_buffer_t kernel2d = *s.kernel2d.raw_buffer();
     halide_buffer_t row = *s.row_kernel.raw_buffer();
@@ -1047,7 +1060,7 @@ bool run_batch_form(const PlanState &s, halide_buffer_t *image, halide_buffer_t 
         extended_pool = s.batch_extended_pool;
     }
     internal::WorkspacePool::Lease lease = s.pool->acquire(stream);
-    rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get()});
+    rk::WorkspaceScope scope({lease.data(), s.extern_bytes, s.fft.get(), s.fft_lines ? &*s.fft_lines : nullptr});
     std::optional<internal::WorkspacePool::Lease> extended_lease;
     if (extended_pool) {
         extended_lease.emplace(extended_pool->acquire(stream));

@@ -35,6 +35,10 @@ public:
         throw Error(ErrorCode::internal, "a CPU plan keeps its kernel on the host: nothing to upload");
     }
 
+    void *prepare(size_t, Stream, const std::function<void(void *)> &) override {
+        throw Error(ErrorCode::internal, "a CPU plan prepares nothing on a device");
+    }
+
     Lease acquire(Stream stream) override {
         std::lock_guard<std::mutex> lock(mutex_);
         for (size_t i = 0; i < slots_.size(); i++) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "halconv/types.h"
@@ -20,6 +21,10 @@ public:
     // filled from `host` (copied before this returns, so `host` may go), ready for every
     // later apply on any stream; freed with the workspaces. CUDA pools only.
     virtual void *upload(const void *host, size_t bytes, Stream stream) = 0;
+    // Device memory of the plan itself as above, filled by the work `fill(memory)` queues
+    // on `stream` (what the plan prepares from its kernel's copy), ready for every later
+    // apply on any stream. CUDA pools only.
+    virtual void *prepare(size_t bytes, Stream stream, const std::function<void(void *)> &fill) = 0;
 
     // A workspace for work queued on `stream` until the lease ends. Ending the lease marks
     // it used up to what `stream` has queued by then.

@@ -79,11 +79,17 @@ public:
     }
 
     void *upload(const void *host, size_t bytes, Stream stream) override {
+        return prepare(bytes, stream, [&](void *p) {
+            check_cuda(cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, stream), "uploading the plan's kernel");
+        });
+    }
+
+    void *prepare(size_t bytes, Stream stream, const std::function<void(void *)> &fill) override {
         std::lock_guard<std::mutex> lock(mutex_);
         void *p = nullptr;
-        check_cuda(cudaMallocAsync(&p, bytes, stream), "allocating the plan's kernel on the device");
+        check_cuda(cudaMallocAsync(&p, bytes, stream), "allocating the plan's own device memory (its kernel, its tables)");
         uploads_.push_back(p);
-        check_cuda(cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, stream), "uploading the plan's kernel");
+        fill(p);
         if (ready_ == nullptr) {
             check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating an event");
         }

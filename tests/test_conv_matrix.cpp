@@ -464,6 +464,11 @@ TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
                       size_t(rk::fft_line::pass_table_size(l.column_length, rk::sep::fft_points(columns))) * 8);
         EXPECT_GE(l.constants_offset, l.taps_offset + size_t(kw + kh) * sizeof(float));
         EXPECT_GE(l.total_bytes, l.constants_offset + sizeof(rk::sep::FftLinesConstants));
+        // The tables after the intermediate, the same whatever the image's height (a plan prepares them once).
+        EXPECT_EQ(l.tables_offset, l.row_spectrum_offset);
+        EXPECT_EQ(rk::sep::fft_lines_tables_bytes(kw, kh, w, h), l.total_bytes - l.tables_offset);
+        const rk::sep::FftLinesLayout taller = rk::sep::fft_lines_layout(w, h, image_h + 100, kw, kh);
+        EXPECT_EQ(taller.total_bytes - taller.tables_offset, l.total_bytes - l.tables_offset);
     }
     internal::Request r;
     r.device = Device::cuda;

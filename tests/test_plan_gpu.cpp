@@ -12,6 +12,7 @@
 #include "cuda_spin_kernel.h"
 #include "multichannel/halconv_mc.h"
 #include "recursive/recursive_layout.h"
+#include "separable/halconv_sep.h"
 #include "separable/separable_fft.h"
 #include "test_support.h"
 
@@ -394,8 +395,9 @@ TEST_F(PlanGpuStreams, RecursiveGaussianRunsInThePlansWorkspace) {
 }
 
 // The separable algorithm's fft_lines pass (long kernels: fft_lines_preferred)
-// runs in its plan's workspace: its intermediate and spectra, sized by fft_lines_layout, so
-// applies after the first allocate nothing and give the one-shot call's bits, in every mode;
+// runs in its plan's workspace: its intermediate, sized by fft_lines_layout, beside the
+// spectra and tables the plan prepared once, so applies after the first allocate nothing
+// and give the one-shot call's bits (whose plan prepared its own), in every mode;
 // a device-resident batch, its images dealt over the plan's streams each with a workspace
 // of its own, gives each image's own apply.
 TEST_F(PlanGpuStreams, SeparableFftLinesRunsInThePlansWorkspace) {
@@ -437,6 +439,80 @@ TEST_F(PlanGpuStreams, SeparableFftLinesRunsInThePlansWorkspace) {
         batch.copy_to_device(cuda_device_interface());
         expect_batch_equals_its_images(plan, batch, {0, 1, 2, 3});
     }
+}
+
+// A call of the fft_lines stage takes installed tables only where they are its own. Tables
+// of 9 x 301 taps (correlation, fill 0) for a 301 x 203 output, installed with a workspace
+// that holds just the intermediate: the call they were made for allocates nothing; calls
+// of convolution, of another fill, of another column kernel length or of float16 samples
+// compute tables of their own (the workspace too small for them: an allocation). Each
+// gives the bits of the same call with nothing installed.
+TEST_F(PlanGpuStreams, FftLinesCallsTakeOnlyTheirOwnTables) {
+    Image img, taps;
+    constexpr int w = 301, h = 203, kw = 9;
+    Halide::Runtime::Buffer<> image = random_buffer(storage_type(Precision::f32), w, h, img);
+    Halide::Runtime::Buffer<> image16 = random_buffer(storage_type(Precision::f16f32), w, h, img);
+    Halide::Runtime::Buffer<> row = random_buffer(storage_type(Precision::f32), kw, 1, taps).sliced(1, 0);
+    Halide::Runtime::Buffer<> row16 = random_buffer(storage_type(Precision::f16f32), kw, 1, taps).sliced(1, 0);
+    Halide::Runtime::Buffer<> col16 = random_buffer(storage_type(Precision::f16f32), 301, 1, taps).sliced(1, 0);
+    Halide::Runtime::Buffer<> cols[2] = {random_buffer(storage_type(Precision::f32), 301, 1, taps).sliced(1, 0),
+                                         random_buffer(storage_type(Precision::f32), 299, 1, taps).sliced(1, 0)};
+    for (Halide::Runtime::Buffer<> *b : {&image, &image16, &row, &row16, &col16, &cols[0], &cols[1]}) {
+        b->set_host_dirty();
+        ASSERT_EQ(b->copy_to_device(cuda_device_interface()), 0);
+    }
+    void *tables_memory = nullptr, *intermediate = nullptr;
+    ASSERT_EQ(cudaMalloc(&tables_memory, rk::sep::fft_lines_tables_bytes(kw, 301, w, h)), cudaSuccess);
+    const rk::sep::FftLinesTables tables =
+        rk::sep::prepare_fft_lines(4, reinterpret_cast<const void *>(row.raw_buffer()->device),
+                                   reinterpret_cast<const void *>(cols[0].raw_buffer()->device), kw, 301, false, 0.0, w,
+                                   h, tables_memory, nullptr);
+    const size_t intermediate_bytes = rk::sep::fft_lines_layout(w, h, h, kw, 301).tables_offset;
+    ASSERT_EQ(cudaMalloc(&intermediate, intermediate_bytes), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    struct Call {
+        int col;
+        bool flip, f16;
+        double fill;
+        Boundary boundary;
+        bool own;  // the installed tables are this call's
+    };
+    for (const Call &c :
+         {Call{0, false, false, 0.0, Boundary::reflect, true}, Call{0, false, false, 0.0, Boundary::constant, true},
+          Call{0, true, false, 0.0, Boundary::reflect, false}, Call{0, false, false, 0.5, Boundary::constant, false},
+          Call{1, false, false, 0.0, Boundary::reflect, false}, Call{0, false, true, 0.0, Boundary::reflect, false}}) {
+        SCOPED_TRACE(::testing::Message() << "column taps " << cols[c.col].dim(0).extent() << " flip " << c.flip
+                                          << " f16 " << c.f16 << " fill " << c.fill << " " << to_string(c.boundary));
+        Halide::Runtime::Buffer<> &col = c.f16 ? col16 : cols[c.col];
+        const int kh = col.dim(0).extent();
+        const auto call = [&](Halide::Runtime::Buffer<> &out) {
+            out.device_malloc(cuda_device_interface());
+            return c.f16 ? halconv_sep_fft_lines_f16f32(image16.raw_buffer(), row16.raw_buffer(), col.raw_buffer(),
+                                                        int32_t(c.boundary), c.fill, kw / 2, kh / 2, c.flip,
+                                                        out.raw_buffer())
+                         : halconv_sep_fft_lines_f32(image.raw_buffer(), row.raw_buffer(), col.raw_buffer(),
+                                                     int32_t(c.boundary), c.fill, kw / 2, kh / 2, c.flip,
+                                                     out.raw_buffer());
+        };
+        Halide::Runtime::Buffer<> want(halide_type_of<float>(), w, h), got(halide_type_of<float>(), w, h);
+        ASSERT_EQ(call(want), 0);
+        uint64_t allocated = 0;
+        {
+            rk::WorkspaceScope scope({intermediate, intermediate_bytes, nullptr, &tables});
+            const uint64_t before = rk::scratch_allocations();
+            ASSERT_EQ(call(got), 0);
+            allocated = rk::scratch_allocations() - before;
+        }
+        EXPECT_EQ(allocated == 0, c.own) << allocated << " allocations";
+        want.set_device_dirty();
+        got.set_device_dirty();
+        want.copy_to_host();
+        got.copy_to_host();
+        EXPECT_TRUE(same_bits(got, want));
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(tables_memory);
+    cudaFree(intermediate);
 }
 
 // f32 on tensor cores takes the most scratch of any stage (on Hopper the split image's

@@ -94,8 +94,9 @@ public:
     Extent2d image_extent() const;
     Extent2d output_extent() const;
     // Device bytes each stream's workspace holds (extern-stage scratch, the extended image
-    // of the tensor-core and cuFFT pipelines, the autoscheduled scratch), plus the kernel's
-    // spectrum a cuFFT plan holds once; 0 for CPU plans.
+    // of the tensor-core and cuFFT pipelines, the autoscheduled scratch), plus what the plan
+    // prepared once from its kernel (a cuFFT plan's spectrum, the separable fft_lines
+    // passes' spectra and tables); 0 for CPU plans.
     size_t workspace_bytes() const;
     // Low-level forms of the above on raw buffers (what the templates call).
     static Plan create(Extent2d image, halide_buffer_t *kernel, const Options &options, Operation operation);

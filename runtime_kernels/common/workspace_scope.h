@@ -12,12 +12,17 @@
 namespace halconv::rk {
 
 class PreparedFft;  // halconv_fft.h
+namespace sep {
+struct FftLinesTables;  // separable/separable_fft.h
+}
 
 struct Workspace {
     void *data = nullptr;
     size_t bytes = 0;
     // The kernel's spectrum and cuFFT plans a plan prepared for the FFT stage (or none).
     PreparedFft *fft = nullptr;
+    // The taps' tables a plan prepared for the separable fft_lines stage (or none).
+    const sep::FftLinesTables *fft_lines = nullptr;
 };
 
 // While alive, extern stages on this thread take their scratch from `workspace`.

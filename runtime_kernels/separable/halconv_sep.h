@@ -30,7 +30,9 @@
 // the block's samples), the row pass's error carried by the column pass's sum|taps|. A
 // block holding NaN, Inf or a sample whose transform could overflow is summed directly, so
 // such samples reach only the outputs whose window holds them. Scratch: the intermediate
-// and the spectra (fft_lines_layout), from the installed workspace or allocated per call.
+// and the spectra (fft_lines_layout), from the installed workspace or allocated per call;
+// where the workspace holds tables a plan prepared for this very call (FftLinesTables),
+// only the intermediate, and the call skips its setup and spectra kernels.
 #pragma once
 
 #include <stdint.h>

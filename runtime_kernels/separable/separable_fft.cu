@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstdint>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -21,6 +23,7 @@
 #include "separable/separable_fft.h"
 
 namespace halconv::rk::sep {
+
 namespace {
 
 using fft_line::Shape;
@@ -422,6 +425,39 @@ cudaError_t for_line_length(int m, Launch &&launch) {
     return for_line_length(m, launch, std::make_index_sequence<std::size(fft_line_lengths)>{});
 }
 
+// Where each table lies in a block laid out as l's tables (from its tables_offset).
+struct TablePointers {
+    float2 *twiddles, *row_pass_tables, *column_pass_tables, *row_spectrum, *column_spectrum;
+    float *taps;
+    FftLinesConstants *constants;
+};
+TablePointers tables_at(const FftLinesLayout &l, char *tables) {
+    const auto at = [&](size_t offset) { return tables + (offset - l.tables_offset); };
+    return {reinterpret_cast<float2 *>(at(l.twiddles_offset)),
+            reinterpret_cast<float2 *>(at(l.row_pass_tables_offset)),
+            reinterpret_cast<float2 *>(at(l.column_pass_tables_offset)),
+            reinterpret_cast<float2 *>(at(l.row_spectrum_offset)),
+            reinterpret_cast<float2 *>(at(l.column_spectrum_offset)),
+            reinterpret_cast<float *>(at(l.taps_offset)),
+            reinterpret_cast<FftLinesConstants *>(at(l.constants_offset))};
+}
+
+// The tables of kw x kh taps (storage type S, on the device) into t: the setup kernel
+// (twiddles, taps as float32, constants), then the spectra and the pass tables.
+template <typename S>
+cudaError_t make_tables(const S *row_taps, const S *col_taps, int kw, int kh, bool flip, float fill_s,
+                        const FftLinesLayout &l, const TablePointers &t, cudaStream_t stream) {
+    const SetupArgs<S> a{row_taps,     col_taps,        kw,         kh,     flip,       fill_s,
+                         l.row_length, l.column_length, t.twiddles, t.taps, t.constants};
+    const int setup_items = std::max(fft_line::kTableSize, kw + kh);
+    setup<S><<<(setup_items + setup_threads - 1) / setup_threads, setup_threads, 0, stream>>>(a);
+    const int values_per_block = 8;  // a warp each
+    spectra<<<(l.row_length + l.column_length + values_per_block - 1) / values_per_block, 32 * values_per_block, 0,
+              stream>>>(t.taps, kw, kh, t.twiddles, t.row_spectrum, l.row_length, t.column_spectrum, l.column_length,
+                        {t.row_pass_tables, t.column_pass_tables});
+    return cudaGetLastError();
+}
+
 template <typename S, typename O>
 int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary, double fill,
         int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out, const char *name) {
@@ -451,37 +487,23 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     }
     const int image_h = in->dim[1].extent;
     const FftLinesLayout l = fft_lines_layout(out_w, out_h, image_h, kw, kh);
+    const float fill_s = float(to_storage<S>(fill));
+    // A plan's tables where they are this call's; else the call's own, after the intermediate.
+    const FftLinesTables *prepared = current_workspace().fft_lines;
+    const bool use_prepared =
+        prepared != nullptr && prepared->matches(int(sizeof(S)), kw, kh, l.row_length, l.column_length, flip, fill_s);
     Scratch scratch(stream);
     char *ws = nullptr;
-    cudaError_t e = scratch.take(l.total_bytes, &ws);
-    auto *twiddles = reinterpret_cast<float2 *>(ws + l.twiddles_offset);
-    auto *row_pass_tables = reinterpret_cast<float2 *>(ws + l.row_pass_tables_offset);
-    auto *column_pass_tables = reinterpret_cast<float2 *>(ws + l.column_pass_tables_offset);
-    auto *taps = reinterpret_cast<float *>(ws + l.taps_offset);
-    auto *constants = reinterpret_cast<FftLinesConstants *>(ws + l.constants_offset);
-    auto *row_spectrum = reinterpret_cast<float2 *>(ws + l.row_spectrum_offset);
-    auto *column_spectrum = reinterpret_cast<float2 *>(ws + l.column_spectrum_offset);
-    auto *mid = reinterpret_cast<float *>(ws + l.mid_offset);
-    const float fill_s = float(to_storage<S>(fill));
+    cudaError_t e = scratch.take(use_prepared ? l.tables_offset : l.total_bytes, &ws);
+    TablePointers t{};
+    float *mid = nullptr;
     if (e == cudaSuccess) {
-        const SetupArgs<S> a{reinterpret_cast<const S *>(uintptr_t(row->device)),
-                             reinterpret_cast<const S *>(uintptr_t(col->device)),
-                             kw,
-                             kh,
-                             flip,
-                             fill_s,
-                             l.row_length,
-                             l.column_length,
-                             twiddles,
-                             taps,
-                             constants};
-        const int setup_items = std::max(fft_line::kTableSize, kw + kh);
-        setup<S><<<(setup_items + setup_threads - 1) / setup_threads, setup_threads, 0, stream>>>(a);
-        const int values_per_block = 8;  // a warp each
-        spectra<<<(l.row_length + l.column_length + values_per_block - 1) / values_per_block, 32 * values_per_block, 0,
-                  stream>>>(taps, kw, kh, twiddles, row_spectrum, l.row_length, column_spectrum, l.column_length,
-                            {row_pass_tables, column_pass_tables});
-        e = cudaGetLastError();
+        t = tables_at(l, use_prepared ? static_cast<char *>(prepared->data) : ws + l.tables_offset);
+        mid = reinterpret_cast<float *>(ws + l.mid_offset);
+        if (!use_prepared) {
+            e = make_tables<S>(reinterpret_cast<const S *>(uintptr_t(row->device)),
+                               reinterpret_cast<const S *>(uintptr_t(col->device)), kw, kh, flip, fill_s, l, t, stream);
+        }
     }
     if (e == cudaSuccess) {
         RowsArgs<S> r{};
@@ -496,10 +518,10 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         r.mid_pitch = l.mid_pitch;
         r.out_width = out_w;
         r.kw = kw;
-        r.taps = taps;
-        r.spectrum = row_spectrum;
-        r.twiddles = {row_pass_tables};
-        r.constants = constants;
+        r.taps = t.taps;
+        r.spectrum = t.row_spectrum;
+        r.twiddles = {t.row_pass_tables};
+        r.constants = t.constants;
         e = for_line_length(l.row_length, [&](auto m) { return launch_rows<decltype(m)::value, S>(r, out_w, stream); });
     }
     if (e == cudaSuccess) {
@@ -515,10 +537,10 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         c.out_height = out_h;
         c.pairs = uintptr_t(c.out) % (2 * sizeof(O)) == 0 && c.out_stride % 2 == 0;
         c.kh = kh;
-        c.taps = taps + kw;
-        c.spectrum = column_spectrum;
-        c.twiddles = {column_pass_tables};
-        c.constants = constants;
+        c.taps = t.taps + kw;
+        c.spectrum = t.column_spectrum;
+        c.twiddles = {t.column_pass_tables};
+        c.constants = t.constants;
         e = for_line_length(l.column_length, [&](auto m) { return launch_columns<decltype(m)::value, O>(c, stream); });
     }
     if (const cudaError_t r = scratch.release(); e == cudaSuccess) {
@@ -528,6 +550,42 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
 }
 
 }  // namespace
+
+FftLinesTables prepare_fft_lines(int storage_bytes, const void *row_taps, const void *col_taps, int kw, int kh,
+                                 bool flip, double fill, int64_t out_width, int64_t out_height, void *memory,
+                                 void *stream) {
+    if (storage_bytes != 4 && storage_bytes != 2) {
+        throw std::runtime_error("the fft_lines tables take float32 or float16 taps, not " +
+                                 std::to_string(storage_bytes) + "-byte ones");
+    }
+    if (kw < 1 || kh < 1 || kw > fft_max_taps || kh > fft_max_taps || out_width < 1 || out_height < 1) {
+        throw std::runtime_error("the fft_lines tables take kernels of 1 to " + std::to_string(fft_max_taps) +
+                                 " taps per axis and a non-empty output");
+    }
+    // The tables' layout does not depend on the image's height (the intermediate's).
+    const FftLinesLayout l = fft_lines_layout(out_width, out_height, 0, kw, kh);
+    FftLinesTables t;
+    t.storage_bytes = storage_bytes;
+    t.kw = kw;
+    t.kh = kh;
+    t.row_length = l.row_length;
+    t.column_length = l.column_length;
+    t.flip = flip;
+    t.fill = storage_bytes == 4 ? float(to_storage<float>(fill)) : float(to_storage<__half>(fill));
+    t.data = memory;
+    const TablePointers p = tables_at(l, static_cast<char *>(memory));
+    const auto s = static_cast<cudaStream_t>(stream);
+    const cudaError_t e = storage_bytes == 4
+                              ? make_tables(static_cast<const float *>(row_taps), static_cast<const float *>(col_taps),
+                                            kw, kh, flip, t.fill, l, p, s)
+                              : make_tables(static_cast<const __half *>(row_taps),
+                                            static_cast<const __half *>(col_taps), kw, kh, flip, t.fill, l, p, s);
+    if (e != cudaSuccess) {
+        throw std::runtime_error(std::string("preparing the fft_lines tables: ") + cudaGetErrorString(e));
+    }
+    return t;
+}
+
 }  // namespace halconv::rk::sep
 
 using halconv::rk::sep::run;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 
 #include "fft/fft_line_plan.h"
@@ -99,16 +100,19 @@ inline int fft_line_length(int64_t outputs, int taps, FftAxis axis) {
     return best;
 }
 
-// The stage's scratch (one slice): the intermediate, the two spectra, the twiddle table
-// (fft_line::kTableSize entries, for the spectra), each pass's transform's pass tables
-// (fft_line_plan.h), the taps as float32 (both lists, in the order they are correlated)
-// and the per-call constants (FftLinesConstants), each 256-byte aligned.
+// The stage's scratch (one slice): the intermediate, then the tables: the two spectra,
+// the twiddle table (fft_line::kTableSize entries, for the spectra), each pass's
+// transform's pass tables (fft_line_plan.h), the taps as float32 (both lists, in the order
+// they are correlated) and the constants (FftLinesConstants), each 256-byte aligned. The
+// tables depend only on the taps, the line lengths, flip and fill: a plan prepares them
+// once (FftLinesTables), and its calls take only the intermediate, tables_offset bytes.
 struct FftLinesLayout {
     int row_length = 0, column_length = 0;  // M of each pass
     int64_t mid_pitch = 0;                  // floats between intermediate rows: even (float2 pairs)
     size_t mid_offset = 0, row_spectrum_offset = 0, column_spectrum_offset = 0, twiddles_offset = 0,
            row_pass_tables_offset = 0, column_pass_tables_offset = 0, taps_offset = 0, constants_offset = 0,
            total_bytes = 0;
+    size_t tables_offset = 0;  // where the tables begin (the row spectrum's offset)
 };
 
 // What the setup kernel derives from the taps for the passes: the largest |sample| each
@@ -128,6 +132,7 @@ inline FftLinesLayout fft_lines_layout(int64_t out_width, int64_t out_height, in
     size_t at = 0;
     l.mid_offset = at;
     at += aligned(size_t(l.mid_pitch) * size_t(image_height) * sizeof(float));
+    l.tables_offset = at;
     l.row_spectrum_offset = at;
     at += aligned(size_t(l.row_length) * 8);
     l.column_spectrum_offset = at;
@@ -145,5 +150,38 @@ inline FftLinesLayout fft_lines_layout(int64_t out_width, int64_t out_height, in
     l.total_bytes = at;
     return l;
 }
+
+// The tables of one kernel in device memory, prepared once (prepare_fft_lines): what a
+// halconv::Plan holds and installs for its calls (WorkspaceScope). A call takes them where
+// its taps' shape, storage type, line lengths, flip and fill are theirs, and skips its
+// setup and spectra kernels; any other call (or one without them) computes its own.
+struct FftLinesTables {
+    int storage_bytes = 0, kw = 0, kh = 0, row_length = 0, column_length = 0;
+    bool flip = false;
+    float fill = 0;        // as the storage type rounds it
+    void *data = nullptr;  // the layout's tables, from its tables_offset
+
+    bool matches(int storage, int w, int h, int rows, int columns, bool flipped, float fill_s) const {
+        // fill by its bits, so that a NaN fill matches its own tables.
+        return storage == storage_bytes && w == kw && h == kh && rows == row_length && columns == column_length &&
+               flipped == flip && std::memcmp(&fill_s, &fill, sizeof fill) == 0;
+    }
+};
+
+// Device bytes of the tables of kw x kh taps for an output of out_width x out_height.
+inline size_t fft_lines_tables_bytes(int kw, int kh, int64_t out_width, int64_t out_height) {
+    const FftLinesLayout l = fft_lines_layout(out_width, out_height, 0, kw, kh);
+    return l.total_bytes - l.tables_offset;
+}
+
+// Queues on `stream` the tables of kw x kh taps in the storage type of `storage_bytes`
+// (4: float32, 2: float16) at row_taps / col_taps on the device, reversed when flip, the
+// constant rule's fill rounded to the storage type, for an output of out_width x
+// out_height, into `memory` (fft_lines_tables_bytes of device memory that outlives every
+// call taking them, each ordered after this work); returns their description. Throws
+// std::runtime_error saying why (a size past the pass's limits, a launch failure).
+FftLinesTables prepare_fft_lines(int storage_bytes, const void *row_taps, const void *col_taps, int kw, int kh,
+                                 bool flip, double fill, int64_t out_width, int64_t out_height, void *memory,
+                                 void *stream);
 
 }  // namespace halconv::rk::sep
