@@ -87,7 +87,8 @@ public:
     void *prepare(size_t bytes, Stream stream, const std::function<void(void *)> &fill) override {
         std::lock_guard<std::mutex> lock(mutex_);
         void *p = nullptr;
-        check_cuda(cudaMallocAsync(&p, bytes, stream), "allocating the plan's own device memory (its kernel, its tables)");
+        check_cuda(cudaMallocAsync(&p, bytes, stream),
+                   "allocating the plan's own device memory (its kernel, its tables)");
         uploads_.push_back(p);
         fill(p);
         if (ready_ == nullptr) {
