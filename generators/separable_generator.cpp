@@ -8,8 +8,8 @@
 // cores (runtime_kernels/separable/halconv_sep.h), in two forms: `sliding` applies the
 // boundary rule as it stages the image and keeps the sums' sliding windows in registers;
 // `fft_lines` (float32 transforms: f32, f16f32, f16) runs both passes as 1D overlap-save
-// FFTs along lines, from 150 taps together (200 on outputs under 1024^2) and past the
-// sliding pass's shared memory.
+// FFTs along lines, from 80 to 150 taps together by output size (fft_lines_crossover) and
+// past the sliding pass's shared memory.
 #include <map>
 
 #include "Halide.h"

@@ -124,12 +124,16 @@ std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &)
                                      types_of(r.precision).storage.bytes())) {
         return {};
     }
-    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " has fewer than " +
-           std::to_string(rk::sep::fft_lines_crossover(r.output_width, r.output_height)) +
-           " taps together (kw + kh), where the sliding pass is the faster on " +
-           (rk::sep::fft_lines_outputs_large(r.output_width, r.output_height)
-                ? "outputs of 1024 x 1024 and more"
-                : "outputs under 1024 x 1024 (or of unknown size)");
+    const auto &table = rk::sep::fft_lines_crossovers;
+    const rk::sep::FftLinesCrossover &c = rk::sep::fft_lines_crossover_for(r.output_width, r.output_height);
+    const size_t i = size_t(&c - std::begin(table));
+    const int64_t from = i == 0 ? 0 : table[i - 1].below_outputs;
+    const std::string outputs =
+        c.below_outputs == INT64_MAX ? "outputs of " + std::to_string(from) + " samples and more"
+        : from == 0 ? "outputs under " + std::to_string(c.below_outputs) + " samples (or of unknown size)"
+                    : "outputs of " + std::to_string(from) + " to " + std::to_string(c.below_outputs - 1) + " samples";
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " has fewer than " + std::to_string(c.taps) +
+           " taps together (kw + kh), where the sliding pass is the faster on " + outputs;
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

@@ -479,18 +479,27 @@ TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
     r.kernel_height = 4096;
     EXPECT_NE(internal::limit_separable_fft_lines_fits(r, row).find("past the fft_lines pass's 4095 taps per axis"),
               std::string::npos);
-    // The separable entry takes these passes over the sliding pass from 150 taps together
-    // (kw + kh) on outputs of 1024 x 1024 and more, from 200 on smaller or unknown ones (193 x 3
-    // stays sliding there), in every precision they have.
+    // The separable entry takes these passes over the sliding pass from 140 taps together
+    // (kw + kh) on outputs under 2^19 samples or of unknown size, from 80 on those of 2^19 to
+    // 2^21 - 1, from 150 on larger ones, in every precision they have; the refusal names the
+    // threshold and the range.
     for (const Precision p : {Precision::f32, Precision::f16, Precision::f16f32}) {
         r.precision = p;
-        for (const auto &[ow, oh, crossover] :
-             {std::tuple{4096, 4096, 150}, std::tuple{1024, 1024, 150}, std::tuple{1023, 1025, 200},
-              std::tuple{512, 512, 200}, std::tuple{0, 0, 200}, std::tuple{1 << 21, 1, 150}}) {
+        for (const auto &[ow, oh, crossover, range] :
+             {std::tuple{4096, 4096, 150, "of 2097152 samples and more"},
+              std::tuple{1 << 21, 1, 150, "of 2097152 samples and more"},
+              std::tuple{1449, 1449, 150, "of 2097152 samples and more"},
+              std::tuple{1448, 1448, 80, "of 524288 to 2097151 samples"},
+              std::tuple{1024, 1024, 80, "of 524288 to 2097151 samples"},
+              std::tuple{725, 725, 80, "of 524288 to 2097151 samples"},
+              std::tuple{724, 724, 140, "under 524288 samples (or of unknown size)"},
+              std::tuple{512, 512, 140, "under 524288 samples (or of unknown size)"},
+              std::tuple{0, 0, 140, "under 524288 samples (or of unknown size)"}}) {
             r.output_width = ow;
             r.output_height = oh;
             for (const auto &[kw, kh] : {std::pair{100, 100}, std::pair{3, 197}, std::pair{4095, 1}, std::pair{99, 100},
-                                         std::pair{75, 75}, std::pair{75, 74}, std::pair{193, 3}, std::pair{1, 1}}) {
+                                         std::pair{75, 75}, std::pair{75, 74}, std::pair{70, 70}, std::pair{70, 69},
+                                         std::pair{40, 40}, std::pair{40, 39}, std::pair{193, 3}, std::pair{1, 1}}) {
                 r.kernel_width = kw;
                 r.kernel_height = kh;
                 const bool pays = kw + kh >= crossover;
@@ -499,6 +508,7 @@ TEST(SeparableFftLayout, LineLengthsScratchAndLimit) {
                 if (!pays) {
                     EXPECT_NE(why.find("fewer than " + std::to_string(crossover) + " taps together"), std::string::npos)
                         << why;
+                    EXPECT_NE(why.find(std::string("faster on outputs ") + range), std::string::npos) << why;
                 }
             }
         }
@@ -711,7 +721,7 @@ Halide::Runtime::Buffer<> taps_buffer(halide_type_t type, int n, bool ends, std:
 }
 
 // Long kernels through the separable entry: the fft_lines passes (float32 transforms: f32,
-// f16f32, f16) from 200 taps together (150 on outputs of 1024 x 1024 and more), within their
+// f16f32, f16) from fft_lines_crossover taps together (80 to 150 by output size), within their
 // bound, whether or not the sliding pass's shared memory would hold the kernel (a long row
 // kernel with a short column one).
 // Every mode, boundary, correlation and convolution; kernels longer than the image along

@@ -1,8 +1,9 @@
 // Where the separable fft_lines passes overtake the sliding pass on CUDA: both library entry
 // points (runtime_kernels/separable/halconv_sep.h) called directly on the same image and
 // taps, for each precision, image size and kernel shape that both take, with the scratch
-// of fft_lines from an installed workspace (as a plan gives it), timed. The measurements the
-// registry's crossover (separable_fft_lines_pays, src/limits.cpp) is set from.
+// of fft_lines from an installed workspace and the taps' tables prepared once (as a plan
+// gives them), timed. The measurements the registry's crossover (separable_fft_lines_pays,
+// src/limits.cpp) is set from.
 // Build (after the library, build/libhalconv.a):
 //   H=.venv/lib/python3.11/site-packages/halide
 //   g++ -O2 -std=c++20 -Iruntime_kernels -Iinclude -isystem $H/include -I/usr/local/cuda/include \
@@ -185,8 +186,17 @@ int main(int argc, char **argv) {
                 const double sliding = time_calls([&] { call(p.sliding); }, calls);
                 double fft = 0;
                 {
-                    halconv::rk::WorkspaceScope scope(halconv::rk::Workspace{workspace, workspace_bytes, nullptr});
+                    void *tables_memory = nullptr;
+                    CK(cudaMalloc(&tables_memory, halconv::rk::sep::fft_lines_tables_bytes(kw, kh, ow, oh)));
+                    const halconv::rk::sep::FftLinesTables tables = halconv::rk::sep::prepare_fft_lines(
+                        storage, reinterpret_cast<const void *>(row.raw_buffer()->device),
+                        reinterpret_cast<const void *>(col.raw_buffer()->device), kw, kh, false, 0.0, ow, oh,
+                        tables_memory, nullptr);
+                    CK(cudaDeviceSynchronize());
+                    halconv::rk::WorkspaceScope scope(
+                        halconv::rk::Workspace{workspace, workspace_bytes, nullptr, &tables});
                     fft = time_calls([&] { call(p.fft_lines); }, calls);
+                    CK(cudaFree(tables_memory));
                 }
                 std::printf("%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f\n", p.name, valid ? "valid" : "same", w, h, kw, kh,
                             sliding, fft, fft / sliding);

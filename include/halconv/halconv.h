@@ -42,7 +42,7 @@
 //   - separable (rank-1 kernels): the factors rounded to the storage type (3 storage
 //     roundoffs more per product) and the kernel's rank-1 residual, at most
 //     rank1_tolerance(precision) ||K||_F, times the window's sum |x|. Its fft_lines
-//     variant (CUDA, from 150 taps together, kw + kh, 200 on outputs under 1024^2) has
+//     variant (CUDA, from 80 to 150 taps together, kw + kh, by output size) has
 //     the transforms' error instead of the sums': each output within
 //     8 u sqrt(2) (log2(Mr) sqrt(Mr) + log2(Mc) sqrt(Mc)) sum|row| sum|col| max|x|,
 //     u = 2^-24, Mr and Mc the line lengths (256 to 4096) of its row and column passes,
@@ -80,8 +80,9 @@
 // On CUDA, Algorithm::separable runs a one-pass kernel of its own (runtime_kernels/separable/)
 // where its staged rows and ring of row sums fit 96 KiB of shared memory (kernels up to
 // 193 x 193 in f32, 257 x 257 in f16 and f16f32, whose sums it keeps in float32, 65 x 65
-// in f64). In f32, f16 and f16f32, from 150 taps together (kw + kh; 200 on outputs under
-// 1024 x 1024: where they overtake that kernel on an H100) and beyond it up to 4095 taps
+// in f64). In f32, f16 and f16f32, from 140 taps together (kw + kh) on outputs under 2^19
+// samples, 80 on those under 2^21, 150 on larger ones (where they overtake that kernel on an
+// H200, runtime_kernels/separable/separable_fft.h) and beyond it up to 4095 taps
 // per axis, it runs 1D overlap-save FFTs along rows then columns (variant fft_lines: float32
 // transforms, a float32 intermediate of the output's width and the image's height in the
 // plan's workspace; 4096^2 f32 on an H100: 127 x 127 taps 0.26 ms against the one-pass

@@ -34,26 +34,40 @@ namespace halconv::rk::sep {
 inline constexpr int fft_line_lengths[] = {256, 512, 1024, 2048, fft_max_tile};
 inline constexpr int fft_max_taps = fft_max_kernel;
 // Where the separable entry takes these passes over the sliding pass (registry limit
-// separable_fft_lines_pays): from kw + kh = 150 taps together on outputs of 1024^2 and more,
-// from 200 on smaller ones (whose fixed cost, the setup and spectra kernels, weighs more),
+// separable_fft_lines_pays): from `taps` together (kw + kh) on outputs of fewer than
+// `below_outputs` samples (the first entry that holds; unknown outputs, 0, take the first),
 // or wherever the sliding pass does not fit. The sliding pass's time grows with the taps,
-// these passes' with the line length only. On the H100 (bench/results/h100/separable/
-// fft-lines-tables-2026-11-28/: f32 at 512^2 to 8192^2 in both modes, f16f32 and f16 at
-// 512^2 to 4096^2; square kernels 31 to 225 and lopsided ones; 248 cases) square kernels
-// cross over between 63 and 79 taps from 1024^2 up (79 and 95 at 3840 x 2160), between 95
-// and 111 at 512^2. This rule's choice is 0.7 % slower than the faster of the two on
-// (geometric) average, where the one threshold of 200 was 3 % (1.54x at worst) and one of
-// 150 for every size 1.9 % (2x at worst: 193 x 3 at 512^2). At worst it is 1.30x slower
-// (225 x 31 at 512^2: 0.031 against 0.024 ms); lopsided kernels from 150 taps are up to 8 %
-// slower on the passes (127 x 31). Unknown outputs (0) take the smaller images' threshold.
-inline constexpr int fft_lines_crossover_taps = 150;
-inline constexpr int fft_lines_small_crossover_taps = 200;
-inline constexpr int64_t fft_lines_large_outputs = int64_t(1) << 20;
-inline bool fft_lines_outputs_large(int64_t out_width, int64_t out_height) {
-    return out_width * out_height >= fft_lines_large_outputs;
+// these passes' with the line length only, from a fixed cost of about 0.018 ms (the two
+// passes' launches; a plan prepares the taps' tables once). Around 1024^2 the sliding pass
+// fills the GPU only with short bands whose row sums it computes again for every band's
+// apron, so it gives way there first (1024^2 f32: 0.016 ms at 31 x 31 taps, 0.027 at
+// 47 x 47, against the passes' 0.020); on smaller outputs the passes' fixed cost weighs
+// more, on larger ones the sliding pass keeps the GPU full with long bands. Fitted on the
+// H200 (bench/results/h200/separable/crossover-2026-11-28/: the ring-by-columns sliding pass
+// against the passes with a plan's tables; f32 at 512^2 to 8192^2 in both modes, f16f32
+// and f16 at 512^2 to 4096^2; square kernels 31 to 225 and lopsided ones; 248 cases):
+// square kernels cross over between 63 and 79 taps at 512^2, 31 and 47 at 1024^2, near 47
+// at 2048^2, near 79 at 3840 x 2160 and 4096^2, between 79 and 95 at 8192^2. This rule's
+// choice is 0.5 % slower than the faster of the two on (geometric) average, 1.38x at worst
+// (193 x 3 at 512^2); the rule before it (150, 200 below 2^20 outputs; fitted on the H100
+// before either change) was 3.1 % there, 1.79x at worst (95 x 95 valid at 1024^2).
+struct FftLinesCrossover {
+    int64_t below_outputs;
+    int taps;
+};
+inline constexpr FftLinesCrossover fft_lines_crossovers[] = {
+    {int64_t(1) << 19, 140}, {int64_t(1) << 21, 80}, {INT64_MAX, 150}};
+inline const FftLinesCrossover &fft_lines_crossover_for(int64_t out_width, int64_t out_height) {
+    const int64_t outputs = out_width * out_height;
+    for (const FftLinesCrossover &c : fft_lines_crossovers) {
+        if (outputs < c.below_outputs) {
+            return c;
+        }
+    }
+    return std::end(fft_lines_crossovers)[-1];
 }
 inline int fft_lines_crossover(int64_t out_width, int64_t out_height) {
-    return fft_lines_outputs_large(out_width, out_height) ? fft_lines_crossover_taps : fft_lines_small_crossover_taps;
+    return fft_lines_crossover_for(out_width, out_height).taps;
 }
 inline bool fft_lines_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height, int storage_bytes) {
     return kw + kh >= fft_lines_crossover(out_width, out_height) || !sliding_fits(kw, kh, storage_bytes);
