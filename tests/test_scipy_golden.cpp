@@ -30,7 +30,7 @@ std::vector<double> read_values(const std::string &line, size_t skip = 0) {
 }
 
 std::vector<GoldenCase> load_cases() {
-    std::ifstream in(std::string(HALCONV_SOURCE_DIR) + "/tests/golden/scipy_signal_cases.txt");
+    std::ifstream in(repository_file("tests/golden/scipy_signal_cases.txt"));
     std::vector<GoldenCase> cases;
     std::string header, image, kernel, out;
     std::getline(in, header);  // comment line
