@@ -23,7 +23,6 @@
 #include "separable/separable_fft.h"
 
 namespace halconv::rk::sep {
-
 namespace {
 
 using fft_line::Shape;
