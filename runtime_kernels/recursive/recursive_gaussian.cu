@@ -499,41 +499,56 @@ __device__ inline void move_chunk(G *global, int64_t line_stride, int64_t sample
     };
     A v[batch];
     if constexpr (Along) {
+        // Sample tid + threads q of each line: the pointers stepped a batch of lines at a
+        // time, the quarters' offsets constant (threads is a whole number of segments), and
+        // which quarters lie inside the line tested once.
         constexpr int quarters = whole_chunk / threads, lines_per_batch = batch / quarters;
+        static_assert(threads % whole_segment == 0, "a quarter's shared offset is constant");
+        constexpr int quarter_slots = threads + threads / whole_segment;
+        bool quarter_inside[quarters];
+#pragma unroll
+        for (int q = 0; q < quarters; q++) {
+            quarter_inside[q] = tid + threads * q < sample_room;
+        }
+        G *at = origin + tid;
+        A *slot = shared + tid + tid / whole_segment;
 #pragma unroll 1
-        for (int l0 = 0; l0 < whole_lines; l0 += lines_per_batch) {
+        for (int l0 = 0; l0 < whole_lines;
+             l0 += lines_per_batch, at += lines_per_batch * line_stride, slot += lines_per_batch * whole_line_pitch) {
 #pragma unroll
             for (int i = 0; i < batch; i++) {
-                const int l = l0 + i / quarters, n = tid + threads * (i % quarters);
-                move(origin + int64_t(l) * line_stride + n, l < line_room && n < sample_room,
-                     shared[l * whole_line_pitch + n + n / whole_segment], v[i]);
+                const int dl = i / quarters, q = i % quarters;
+                move(at + dl * line_stride + threads * q, l0 + dl < line_room && quarter_inside[q],
+                     slot[dl * whole_line_pitch + quarter_slots * q], v[i]);
             }
             if constexpr (Load) {
 #pragma unroll
                 for (int i = 0; i < batch; i++) {
-                    const int l = l0 + i / quarters, n = tid + threads * (i % quarters);
-                    shared[l * whole_line_pitch + n + n / whole_segment] = v[i];
+                    slot[(i / quarters) * whole_line_pitch + quarter_slots * (i % quarters)] = v[i];
                 }
             }
         }
     } else {
+        // Sample n0 + per_step j of line l: a step of per_step samples is one segment, so
+        // its slot is n0 + (segment pitch) j; the global pointer stepped a sample-step at a
+        // time (a product per sample had cost more than the moves themselves).
         constexpr int per_step = threads / whole_lines;
+        static_assert(per_step == whole_segment, "a step's slots lie one segment pitch apart");
         const int l = tid % whole_lines, n0 = tid / whole_lines;
         const int64_t step_stride = per_step * sample_stride;
+        const bool line_inside = l < line_room;
         G *at = origin + int64_t(l) * line_stride + int64_t(n0) * sample_stride;
-        A *slot_line = shared + l * whole_line_pitch;
+        A *slot = shared + l * whole_line_pitch + n0;
 #pragma unroll 1
-        for (int b = 0; b < whole_chunk / per_step; b += batch, at += batch * step_stride) {
+        for (int b = 0; b < whole_chunk / per_step; b += batch, slot += batch * whole_segment_pitch) {
 #pragma unroll
-            for (int i = 0; i < batch; i++) {
-                const int n = n0 + per_step * (b + i);
-                move(at + i * step_stride, l < line_room && n < sample_room, slot_line[n + n / whole_segment], v[i]);
+            for (int i = 0; i < batch; i++, at += step_stride) {
+                move(at, line_inside && n0 + per_step * (b + i) < sample_room, slot[i * whole_segment_pitch], v[i]);
             }
             if constexpr (Load) {
 #pragma unroll
                 for (int i = 0; i < batch; i++) {
-                    const int n = n0 + per_step * (b + i);
-                    slot_line[n + n / whole_segment] = v[i];
+                    slot[i * whole_segment_pitch] = v[i];
                 }
             }
         }
