@@ -18,6 +18,22 @@ double seconds(F &&f) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
 }
 
+// Fused multiply-adds of vector type V per cycle: ten independent chains, n rounds.
+template <typename V, typename Set, typename Fma>
+double fma_per_cycle(Set set, Fma fma, long n, double hz) {
+    V v[10];
+    for (int k = 0; k < 10; k++) v[k] = set(1.0f + float(k) * 1e-3f);
+    const V m = set(0.999999f), c = set(1e-7f);
+    const double s = seconds([&] {
+        for (long i = 0; i < n; i++) {
+            for (int k = 0; k < 10; k++) v[k] = fma(v[k], m, c);
+            asm volatile("" ::"v"(v[0]), "v"(v[1]), "v"(v[2]), "v"(v[3]), "v"(v[4]), "v"(v[5]), "v"(v[6]), "v"(v[7]),
+                         "v"(v[8]), "v"(v[9]));
+        }
+    });
+    return 10.0 * double(n) / s / hz;
+}
+
 }  // namespace
 
 int main() {
@@ -30,32 +46,12 @@ int main() {
                       }) /
                       10;
     std::printf("dependent add chain: %.2f GHz\n", hz / 1e9);
-    {
-        __m512 v[10];
-        for (int k = 0; k < 10; k++) v[k] = _mm512_set1_ps(1.0f + float(k) * 1e-3f);
-        const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
-        const double s = seconds([&] {
-            for (long i = 0; i < n; i++) {
-                for (int k = 0; k < 10; k++) v[k] = _mm512_fmadd_ps(v[k], m, c);
-                asm volatile("" ::"v"(v[0]), "v"(v[1]), "v"(v[2]), "v"(v[3]), "v"(v[4]), "v"(v[5]), "v"(v[6]),
-                             "v"(v[7]), "v"(v[8]), "v"(v[9]));
-            }
-        });
-        std::printf("zmm FMA per cycle: %.2f\n", 10.0 * n / s / hz);
-    }
-    {
-        __m256 v[10];
-        for (int k = 0; k < 10; k++) v[k] = _mm256_set1_ps(1.0f + float(k) * 1e-3f);
-        const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-        const double s = seconds([&] {
-            for (long i = 0; i < n; i++) {
-                for (int k = 0; k < 10; k++) v[k] = _mm256_fmadd_ps(v[k], m, c);
-                asm volatile("" ::"v"(v[0]), "v"(v[1]), "v"(v[2]), "v"(v[3]), "v"(v[4]), "v"(v[5]), "v"(v[6]),
-                             "v"(v[7]), "v"(v[8]), "v"(v[9]));
-            }
-        });
-        std::printf("ymm FMA per cycle: %.2f\n", 10.0 * n / s / hz);
-    }
+    std::printf("zmm FMA per cycle: %.2f\n",
+                fma_per_cycle<__m512>([](float x) { return _mm512_set1_ps(x); },
+                                      [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }, n, hz));
+    std::printf("ymm FMA per cycle: %.2f\n",
+                fma_per_cycle<__m256>([](float x) { return _mm256_set1_ps(x); },
+                                      [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }, n, hz));
     {
         alignas(64) static float buf[4096];
         for (int i = 0; i < 4096; i++) buf[i] = float(i);
