@@ -201,7 +201,7 @@ rk::sep::FftLinesTables prepare_fft_lines(Precision precision, const halide_buff
     rk::sep::FftLinesTables tables;
     pool.prepare(rk::sep::fft_lines_tables_bytes(kw, kh, output.width, output.height), stream, [&](void *memory) {
         try {
-            tables = rk::sep::prepare_fft_lines(precision == Precision::f32 ? 4 : 2,
+            tables = rk::sep::prepare_fft_lines(types_of(precision).storage.bytes(),
                                                 reinterpret_cast<const void *>(row_kernel->device),
                                                 reinterpret_cast<const void *>(col_kernel->device), kw, kh, flip, fill,
                                                 output.width, output.height, memory, stream);

@@ -60,6 +60,14 @@ struct Shape {
     static constexpr int stride = N + N / 16 + 4;
 };
 
+// Points between the lines of a block whose half-warps each span `lines` of them (16 /
+// lines points of each, consecutive or a pad apart): a line's points with the pad (one in
+// 16), then max(1, 16 / lines) more, so that a half-warp's 64-bit accesses fall on 32
+// distinct banks (Shape's 4 do that only for 4 lines).
+__host__ __device__ constexpr int bank_spread_stride(int n, int lines) {
+    return n + n / 16 + (lines >= 16 ? 1 : 16 / lines);
+}
+
 // The barrier of the T threads that hold one line, between the passes' exchanges: the
 // warp's when they fit in one (lines of fewer threads share it, and every thread of the
 // warp reaches each barrier), so that the block's other lines go on; else the block's.

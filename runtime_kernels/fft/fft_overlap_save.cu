@@ -243,14 +243,11 @@ template <int N>
 __host__ __device__ constexpr int column_threads() {
     return column_group<N>() * fft_line::Shape<N, column_points>::T;
 }
-// Points between the column kernel's lines in shared memory: a line's points with
-// fft_line's pad (one in 16), then max(1, 16 / C) more, so that a half-warp's 64-bit
-// accesses, which span min(C, 16) lines (16 / C points of each, consecutive or a pad
-// apart), fall on 32 distinct banks (fft_line::Shape's 4 did that only for C = 4).
+// Points between the column kernel's lines in shared memory: a half-warp spans min(C, 16)
+// of its C lines.
 template <int N>
 __host__ __device__ constexpr int column_line_stride() {
-    constexpr int C = column_group<N>();
-    return N + N / 16 + (C >= 16 ? 1 : 16 / C);
+    return fft_line::bank_spread_stride(N, column_group<N>());
 }
 // The column kernel's dynamic shared memory: its group's lines.
 template <int N>

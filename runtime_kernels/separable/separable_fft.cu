@@ -53,13 +53,11 @@ template <int M>
 __host__ __device__ constexpr int column_threads() {
     return column_pairs<M>() * ColumnShape<M>::T;
 }
-// Points between the lines of a column-pass block in shared memory: a line's points with
-// fft_line's pad (one in 16), then 16 / C more, so that a half-warp's 64-bit accesses,
-// which span the C lines of its pairs (16 / C points of each, consecutive or a pad apart),
-// fall on 32 distinct banks (fft_line::Shape's 4 do that only for C = 4).
+// Points between the lines of a column-pass block in shared memory: a half-warp spans the
+// C lines of its pairs.
 template <int M>
 __host__ __device__ constexpr int column_line_stride() {
-    return M + M / 16 + 16 / column_pairs<M>();
+    return fft_line::bank_spread_stride(M, column_pairs<M>());
 }
 template <int M>
 constexpr size_t column_shared_bytes() {
