@@ -430,6 +430,19 @@ struct ChunkTotals {
     Cx<A> tail1[poles];
     A first, last;  // the line's first sample (first block), its last (last block)
 };
+// Per chunk of a line and pole, the powers of the pole that the gathering lanes weigh
+// the chunk's totals by, and per pole the boundary rule's coefficients: block constants,
+// read once per block from their float64 tables (read for every group of lines, the lanes
+// waited on those loads).
+template <typename A>
+struct ChunkWeights {
+    Cx<A> head, tail;     // into the line's head and tail sums
+    Cx<A> before, after;  // into the states carried into this block's chunk
+};
+template <typename A>
+struct RuleValues {
+    Cx<A> gain, head_weight, tail_weight;
+};
 // Per line and pole, what a warp's pole lanes find for the whole warp.
 template <typename A>
 struct LineCarries {
@@ -579,6 +592,8 @@ __global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filt
     // p^(32 d), d = 0 .. 32, per pole: the scans' and the segments' steps, gathered from
     // the float64 table once per block.
     Cx<A>(*steps)[33] = reinterpret_cast<Cx<A>(*)[33]>(carries + whole_lines);
+    ChunkWeights<A>(*chunk_weights)[poles] = reinterpret_cast<ChunkWeights<A>(*)[poles]>(steps + poles);
+    RuleValues<A> *const rule_values = reinterpret_cast<RuleValues<A> *>(chunk_weights + whole_max_ranks);
     const int rank = blockIdx.x, last_rank = p.ranks - 1;
     const int w = threadIdx.y, s = threadIdx.x;
     const int n_len = p.length;
@@ -587,7 +602,6 @@ __global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filt
     const int start = chunk_start + s * whole_segment;
     const int len = max(0, min(whole_segment, n_len - start));
     const bool holds_end = len > 0 && start + len == n_len;
-    const bool mirror = p.rule == boundary_mirror;
     const int segment_at = w * whole_line_pitch + s * whole_segment_pitch;
     A *const mine = samples + segment_at;
     A *const result = results + segment_at;
@@ -607,6 +621,23 @@ __global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filt
     const auto pw = [=](int k, int64_t i) { return power<A>(power_table, power_entries, k, i); };
     for (int i = threadIdx.y * 32 + threadIdx.x; i < poles * 33; i += whole_lines * 32) {
         steps[i / 33][i % 33] = pw(i / 33, int64_t(whole_segment) * (i % 33));
+    }
+    const bool mirror = p.rule == boundary_mirror;
+    for (int i = threadIdx.y * 32 + threadIdx.x; i < p.ranks * poles; i += whole_lines * 32) {
+        const int r = i / poles, k = i % poles;
+        const int r_start = r * whole_chunk, r_end = min(r_start + whole_chunk, n_len);
+        const Cx<A> zero{A(0), A(0)};
+        ChunkWeights<A> &cw = chunk_weights[r][k];
+        // Mirror's first and last chunks bring their own sums (head1, tail1).
+        cw.head = mirror ? (r == 0 ? zero : pw(k, r_start - 1)) : pw(k, r_start);
+        cw.tail = mirror ? (r == last_rank ? zero : pw(k, n_len - 1 - r_end)) : pw(k, n_len - r_end);
+        cw.before = r < rank ? pw(k, chunk_start - r_end) : zero;  // read only for r < rank
+        cw.after = r > rank ? pw(k, r_start - chunk_end) : zero;   // ... and r > rank
+        if (r == 0) {
+            rule_values[k] = {coefficient<A>(p.coefficients, k, Value::gain),
+                              coefficient<A>(p.coefficients, k, Value::head_weight),
+                              coefficient<A>(p.coefficients, k, Value::tail_weight)};
+        }
     }
     // A segment's distances from the line's ends as a block's power times a step (gathered
     // from the table per segment, they slowed the pass as sigma, and the table, grew):
@@ -717,23 +748,18 @@ __global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filt
             Cx<A> before = zero, after = zero, head = zero, tail = zero;
             for (int r = 0; r < p.ranks; r++) {
                 const ChunkTotals<A> &t = *in_block(&totals[w], r);
-                const int r_start = r * whole_chunk, r_end = min(r_start + whole_chunk, n_len);
+                const ChunkWeights<A> &cw = chunk_weights[r][k];
                 const Cx<A> tc = t.causal[k], ta = t.anti[k];
-                if (mirror) {
-                    head = head + (r == 0 ? t.head1[k] : ta * pw(k, r_start - 1));
-                    tail = tail + (r == last_rank ? t.tail1[k] : tc * pw(k, n_len - 1 - r_end));
-                } else {
-                    head = head + ta * pw(k, r_start);
-                    tail = tail + tc * pw(k, n_len - r_end);
-                }
+                head = head + (mirror && r == 0 ? t.head1[k] : ta * cw.head);
+                tail = tail + (mirror && r == last_rank ? t.tail1[k] : tc * cw.tail);
                 if (r < rank) {
-                    before = before + tc * pw(k, chunk_start - r_end);
+                    before = before + tc * cw.before;
                 }
                 if (r > rank) {
-                    after = after + ta * pw(k, r_start - chunk_end);
+                    after = after + ta * cw.after;
                 }
             }
-            const Cx<A> g = coefficient<A>(p.coefficients, k, Value::gain);
+            const Cx<A> g = rule_values[k].gain;
             LineCarries<A> &lc = carries[w][k];
             lc.causal = before;
             lc.anti = after;
@@ -743,8 +769,7 @@ __global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filt
                 lc.s = scale(g, in_block(&totals[w], 0)->first);
                 lc.t = scale(g, in_block(&totals[w], last_rank)->last);
             } else {
-                const Cx<A> wh = coefficient<A>(p.coefficients, k, Value::head_weight);
-                const Cx<A> wt = coefficient<A>(p.coefficients, k, Value::tail_weight);
+                const Cx<A> wh = rule_values[k].head_weight, wt = rule_values[k].tail_weight;
                 lc.s = g * (wh * head + wt * tail);
                 lc.t = g * (wh * tail + wt * head);
             }
@@ -792,18 +817,22 @@ __global__ void __launch_bounds__(whole_lines * 32, whole_blocks_per_sm<A>) filt
 template <typename A>
 constexpr size_t whole_shared_bytes = 2 * sizeof(A) * whole_lines *whole_line_pitch +
                                       sizeof(ChunkTotals<A>) * whole_lines + sizeof(LineCarries<A>) * whole_lines *poles
-                                      + sizeof(Cx<A>) * poles * 33;
+                                      + sizeof(Cx<A>) * poles * 33 + sizeof(ChunkWeights<A>) * whole_max_ranks *poles +
+                                      sizeof(RuleValues<A>) * poles;
 
 // The launch of filter_lines over `groups` groups of lines of `ranks` chunks: a cluster of
 // `ranks` blocks along x where a line has several (`attribute` holds its dimension and
-// must outlive the configuration).
+// must outlive the configuration). The grid takes no more groups at a time than the
+// `resident` clusters the device holds at once, each block looping over its share, so
+// that a block gathers its constants (steps, chunk weights) once for several groups.
 template <typename A>
-cudaLaunchConfig_t line_launch(int ranks, int groups, cudaStream_t stream, cudaLaunchAttribute *attribute) {
+cudaLaunchConfig_t line_launch(int ranks, int groups, int resident, cudaStream_t stream,
+                               cudaLaunchAttribute *attribute) {
     attribute->id = cudaLaunchAttributeClusterDimension;
     attribute->val.clusterDim.x = unsigned(ranks);
     attribute->val.clusterDim.y = attribute->val.clusterDim.z = 1;
     cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned(ranks), unsigned(std::min(groups, 65535)));
+    config.gridDim = dim3(unsigned(ranks), unsigned(std::min({groups, std::max(resident, 1), 65535})));
     config.blockDim = dim3(32, whole_lines);
     config.dynamicSmemBytes = whole_shared_bytes<A>;
     config.stream = stream;
@@ -812,46 +841,60 @@ cudaLaunchConfig_t line_launch(int ranks, int groups, cudaStream_t stream, cudaL
     return config;
 }
 
-// Whether the current device takes a line of `length` whole: the block's shared memory
-// fits, and a line of several chunks finds its cluster (sm_90 and later) a place.
+// How many clusters of a line of `length` the current device holds at once, 0 where it
+// does not take the line whole: a line longer than whole_max_length, a block's shared
+// memory that does not fit, or a line of several chunks without a cluster (sm_90 and
+// later) finding a place.
 template <typename In, typename A, typename Out>
-bool takes_whole(int length) {
+int resident_clusters(int length) {
     if (length > whole_max_length) {
-        return false;
+        return 0;
     }
     const int ranks = (length + whole_chunk - 1) / whole_chunk;
     constexpr int cached_devices = 64;
-    // Per device and cluster size: 0 not yet asked, 1 no, 2 yes.
+    // Per device and cluster size: 0 not yet asked, else 1 + the count.
     static std::array<std::array<std::atomic<int>, whole_max_ranks + 1>, cached_devices> known{};
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= cached_devices) {
-        return false;
+        return 0;
     }
     std::atomic<int> &answer = known[size_t(device)][size_t(ranks)];
     if (const int v = answer.load(std::memory_order_acquire); v != 0) {
-        return v == 2;
+        return v - 1;
     }
     // The kernel's attributes on this device are set here, where a length is first taken
     // (run_lines launches only what this took): its opt-in shared memory, and the largest
     // carveout (the default one left room for fewer blocks than the registers allow).
     constexpr auto kernel = filter_lines<In, A, Out>;
     DeviceFacts facts;
-    bool yes = device_facts(&facts) == cudaSuccess && size_t(facts.smem_limit) >= whole_shared_bytes<A> &&
-               (ranks == 1 || facts.major >= 9) && allow_opt_in_shared_memory<kernel>() == cudaSuccess &&
-               cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared) == cudaSuccess;
-    if (yes && ranks > 1) {
-        cudaLaunchAttribute attribute{};
-        const cudaLaunchConfig_t config = line_launch<A>(ranks, 1, nullptr, &attribute);
-        int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-            (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
-            clusters = 0;
+    int clusters = 0;
+    if (device_facts(&facts) == cudaSuccess && size_t(facts.smem_limit) >= whole_shared_bytes<A> &&
+        (ranks == 1 || facts.major >= 9) && allow_opt_in_shared_memory<kernel>() == cudaSuccess &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared) ==
+            cudaSuccess) {
+        if (ranks > 1) {
+            cudaLaunchAttribute attribute{};
+            const cudaLaunchConfig_t config = line_launch<A>(ranks, 1, 1, nullptr, &attribute);
+            if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+                (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+                clusters = 0;
+            }
+        } else {
+            int per_sm = 0;
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, whole_lines * 32,
+                                                              whole_shared_bytes<A>) != cudaSuccess) {
+                (void)cudaGetLastError();
+                per_sm = 0;
+            }
+            clusters = per_sm * facts.sms;
         }
-        yes = clusters > 0;
     }
-    answer.store(yes ? 2 : 1, std::memory_order_release);
-    return yes;
+    answer.store(1 + std::max(clusters, 0), std::memory_order_release);
+    return std::max(clusters, 0);
+}
+template <typename In, typename A, typename Out>
+bool takes_whole(int length) {
+    return resident_clusters<In, A, Out>(length) > 0;
 }
 
 // Which axes of a width x height image the current device filters by whole lines, with
@@ -872,8 +915,8 @@ size_t workspace_for(int width, int height) {
 template <typename In, typename A, typename Out>
 cudaError_t run_lines(const LinePass<In, A, Out> &p, cudaStream_t stream) {
     cudaLaunchAttribute attribute{};
-    const cudaLaunchConfig_t config =
-        line_launch<A>(p.ranks, (p.lines + whole_lines - 1) / whole_lines, stream, &attribute);
+    const cudaLaunchConfig_t config = line_launch<A>(p.ranks, (p.lines + whole_lines - 1) / whole_lines,
+                                                     resident_clusters<In, A, Out>(p.length), stream, &attribute);
     return cudaLaunchKernelEx(&config, filter_lines<In, A, Out>, p);
 }
 
