@@ -889,8 +889,9 @@ int resident_clusters(int length) {
             clusters = per_sm * facts.sms;
         }
     }
-    answer.store(1 + std::max(clusters, 0), std::memory_order_release);
-    return std::max(clusters, 0);
+    clusters = std::max(clusters, 0);
+    answer.store(1 + clusters, std::memory_order_release);
+    return clusters;
 }
 template <typename In, typename A, typename Out>
 bool takes_whole(int length) {
