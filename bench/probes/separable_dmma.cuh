@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
                     const int col = col0 + 8 * (Tiles / 2 * (lane >> 4) + h);
                     const float *s = stage + row * l.stage_pitch + col;
                     float acc[T] = {};
-                    slide(acc, row_taps, p.kw, [s](int b, float(&w)[T]) { load8(s + b * T, w); });
+                    slide(acc, p.kw, taps_at(row_taps), [s](int b, float(&w)[T]) { load8(s + b * T, w); });
                     float *o = ring + col * l.ring_pitch + slot + row;
 #pragma unroll
                     for (int i = 0; i < T; i++) {
@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(threads, Tiles == 2 ? 3 : 2)
                     const int group = Tiles / 2 * (lane >> 4) + h;
                     const int first_row = first + group * T;
                     float acc[T] = {};
-                    slide(acc, col_taps, p.kh, [&](int b, float(&w)[T]) {
+                    slide(acc, p.kh, taps_at(col_taps), [&](int b, float(&w)[T]) {
                         int r = first_row + b * T;
                         r = r >= l.ring_rows ? r - l.ring_rows : r;
                         load8(base + r, w);

@@ -307,7 +307,7 @@ __device__ inline uint32_t exact_row_sums(const SlidingArgs<float, float> &p, co
         const int column = 32 * cr + 8 * (2 * (lane >> 4) + q);
         const float *from = src + row * sp + column;
         float exact[T] = {};
-        slide(exact, row_taps, p.kw, [from](int b, float(&w)[T]) { load8(from + b * T, w); });
+        slide(exact, p.kw, taps_at(row_taps), [from](int b, float(&w)[T]) { load8(from + b * T, w); });
 #pragma unroll
         for (int m = 0; m < T; m++) {
             bits = max(bits, magnitude_bits(exact[m]));
@@ -333,7 +333,7 @@ __device__ inline void exact_column_sums(const SlidingArgs<float, float> &p, con
     for (int q = 0; q < 2; q++) {
         const int run = 8 * (2 * (lane >> 4) + q);
         float exact[T] = {};
-        slide(exact, col_taps, p.kh, [&](int b, float(&w)[T]) {
+        slide(exact, p.kh, taps_at(col_taps), [&](int b, float(&w)[T]) {
             int r = first + run + b * T;
             r = r >= l.ring_rows ? r - l.ring_rows : r;
             const float *from = ring + r * l.ring_pitch + column;

@@ -18,6 +18,7 @@
 #include "common/extern_call.cuh"
 #include "separable/halconv_sep.h"
 #include "separable/separable_sliding.h"
+#include "separable/sliding_window.h"
 
 namespace halconv::rk::sep {
 namespace {
@@ -78,67 +79,11 @@ __device__ inline void load8(const __half *p, float (&w)[T]) {
     }
 }
 
-// acc[t] += sum_{ii < 8} tap[ii] * window(t + ii), t < 8, the window's samples 0..7 in a
-// and 8..15 in b.
+// slide()'s tap loader: taps i .. i + 7 from `taps` in shared memory (16-byte aligned), as
+// 16-byte loads.
 template <typename A>
-__device__ __forceinline__ void multiply_block(A (&acc)[T], const A (&tap)[T], const A (&a)[T], const A (&b)[T]) {
-#pragma unroll
-    for (int ii = 0; ii < T; ii++) {
-#pragma unroll
-        for (int t = 0; t < T; t++) {
-            acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
-        }
-    }
-}
-
-// acc[t] += sum_{i < k} taps[i] * window(t + i), t < 8: the window's samples stream
-// through registers a block of eight at a time (load(b, w) puts samples 8 b .. 8 b + 7
-// in w), each feeding up to eight sums; taps is padded to a multiple of 8 and 16-byte
-// aligned. Blocks are read up to ceil(k / 8); a sample is multiplied only by a tap it
-// meets (padding taps never are: 0 * inf would be a NaN the definition has not).
-// (Measured: two blocks a step, with the ring by columns, 8-13 % faster from K = 31 on the
-// H200, bench/results/h200/separable/ring-by-columns-2026-11-28/. On the H100 before, a
-// 16-byte-aligned stage with the window shifted inside its first block, and the loop
-// unrolled over every block of the window, were both slower: the extra code cost more
-// than the moves and per-sample copies they save.)
-template <typename A, typename Load>
-__device__ __forceinline__ void slide(A (&acc)[T], const A *taps, int k, Load &&load) {
-    A a[T], b[T], tap[T];
-    load(0, a);
-    int i = 0;
-    // Two blocks a step, the window's halves trading places: moving the second half into
-    // the first after every block cost 8 moves per 64 multiply-adds.
-    for (; i + 2 * T <= k; i += 2 * T) {
-        load(i / T + 1, b);
-        load8(taps + i, tap);
-        multiply_block(acc, tap, a, b);
-        load(i / T + 2, a);
-        load8(taps + i + T, tap);
-        multiply_block(acc, tap, b, a);
-    }
-    if (i + T <= k) {
-        load(i / T + 1, b);
-        load8(taps + i, tap);
-        multiply_block(acc, tap, a, b);
-#pragma unroll
-        for (int m = 0; m < T; m++) {
-            a[m] = b[m];
-        }
-        i += T;
-    }
-    if (i < k) {
-        load(i / T + 1, b);
-        load8(taps + i, tap);
-#pragma unroll
-        for (int ii = 0; ii < T - 1; ii++) {
-            if (i + ii < k) {
-#pragma unroll
-                for (int t = 0; t < T; t++) {
-                    acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
-                }
-            }
-        }
-    }
+__device__ inline auto taps_at(const A *taps) {
+    return [taps](int i, A(&w)[T]) { load8(taps + i, w); };
 }
 
 // Queues the copy of a chunk's rows (image rows from first_row, stage_width columns from
@@ -252,7 +197,7 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
             const int row = threadIdx.x % CH, group = threadIdx.x / CH;
             const S *src = stage + row * l.stage_pitch + group * T;
             A acc[T] = {};
-            slide(acc, row_taps, p.kw, [src](int b, A(&w)[T]) { load8(src + b * T, w); });
+            slide(acc, p.kw, taps_at(row_taps), [src](int b, A(&w)[T]) { load8(src + b * T, w); });
             // The ring by columns: the 8 sums go to 8 columns' runs.
             A *to = ring + group * T * l.ring_pitch + slot * CH + row;
 #pragma unroll
@@ -274,7 +219,7 @@ __global__ void __launch_bounds__(threads, sizeof(A) == 8 ? 2 : 5) separable_sli
             const A *const column_base = ring + column * l.ring_pitch;
             const int ring_rows = l.ring_rows;
             A acc[T] = {};
-            slide(acc, col_taps, p.kh, [&](int b, A(&w)[T]) {
+            slide(acc, p.kh, taps_at(col_taps), [&](int b, A(&w)[T]) {
                 int r = first + b * T;
                 r = r >= ring_rows ? r - ring_rows : r;
                 load8(column_base + r, w);
