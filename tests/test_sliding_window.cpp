@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "separable/sliding_window.h"
+#include "test_support.h"
 
 namespace {
 
 using halconv::rk::sep::slide;
+using halconv::test::rng;
 constexpr int T = halconv::rk::sep::sliding_outputs_per_thread;
 
 // Taps and samples for one thread's window of k taps: padding taps (past k, to the block)
@@ -20,7 +22,7 @@ constexpr int T = halconv::rk::sep::sliding_outputs_per_thread;
 template <typename A>
 struct Window {
     std::vector<A> taps, samples;
-    Window(int k, std::mt19937 &rng) {
+    Window(int k, std::mt19937_64 &rng) {
         std::uniform_real_distribution<A> d(-1, 1), magnitude(A(0.25), 1);
         const int padded = (k + T - 1) / T * T;
         taps.assign(size_t(padded), std::numeric_limits<A>::quiet_NaN());
@@ -45,11 +47,11 @@ struct Window {
 
 template <typename A>
 void expect_sums_match(double tolerance_per_term) {
-    std::mt19937 rng(2026);
-    // Every count of two-block steps, single blocks and remainders to 200 taps.
+    // Fresh random data each run (test_support.h's engine); every count of two-block steps, single blocks and
+    // remainders to 200 taps.
     for (int k = 1; k <= 200; k++) {
         for (int trial = 0; trial < 4; trial++) {
-            const Window<A> w(k, rng);
+            const Window<A> w(k, rng());
             A acc[T];
             w.sums(k, acc);
             for (int t = 0; t < T; t++) {
@@ -80,10 +82,9 @@ TEST(SlidingWindow, SumsEveryTapOnceInFloat64) {
 // A non-finite sample reaches exactly the sums whose taps meet it: the others stay finite
 // (a padding tap times it would be a NaN the definition has not).
 TEST(SlidingWindow, NonFiniteSampleReachesOnlyTheSumsThatMeetIt) {
-    std::mt19937 rng(7);
     for (int k = 1; k <= 80; k++) {
         for (int j = 0; j < T - 1 + k; j++) {
-            Window<float> w(k, rng);
+            Window<float> w(k, rng());
             w.samples[size_t(j)] = std::numeric_limits<float>::infinity();
             float acc[T];
             w.sums(k, acc);
