@@ -2,6 +2,7 @@
 // built for the CPU: the sums the CUDA kernel runs, checked where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>

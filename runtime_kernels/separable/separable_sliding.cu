@@ -90,8 +90,9 @@ __device__ inline auto taps_at(const A *taps) {
 // image column x0, the boundary rule applied) into a stage buffer: cp.async for 4- and
 // 8-byte samples (the copy runs while the block sums the chunk before), plain loads for
 // 2-byte ones (cp.async moves 4 bytes at least). Warp w of Warps takes rows w, w + Warps,
-// ..., its lanes consecutive columns, in runs of 32; rows of up to unrolled_runs runs (every
-// strip of the library's layouts up to K = 129) without a loop.
+// ..., its lanes consecutive columns, in runs of 32; rows of up to unrolled_runs runs
+// without a loop (kernels up to 128 taps wide on 128-column strips, 192 on 64-column
+// ones; the wider, such as f32's 129 or float16's 257, keep it).
 constexpr int unrolled_runs = 8;
 template <int Warps = warps, typename S, typename A>
 __device__ void stage_chunk(const SlidingArgs<S, A> &p, S *stage, int chunk_rows, int64_t first_row, int64_t x0) {
