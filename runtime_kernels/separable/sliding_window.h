@@ -9,20 +9,60 @@
 
 namespace halconv::rk::sep {
 
-// acc[t] += sum_{ii < 8} tap[ii] * window(t + ii), t < 8, the window's samples 0..7 in a
-// and 8..15 in b.
+// acc[t] += sum_{ii < R} tap[ii] * window(t + ii), t < 8, the window's samples 0..7 in a
+// and 8..15 in b: a block of taps (R = 8) or its first R.
+template <int R, typename A>
+HALCONV_HOST_DEVICE_INLINE void multiply_part(A (&acc)[sliding_outputs_per_thread],
+                                              const A (&tap)[sliding_outputs_per_thread],
+                                              const A (&a)[sliding_outputs_per_thread],
+                                              const A (&b)[sliding_outputs_per_thread]) {
+    constexpr int T = sliding_outputs_per_thread;
+    HALCONV_UNROLL
+    for (int ii = 0; ii < R; ii++) {
+        HALCONV_UNROLL
+        for (int t = 0; t < T; t++) {
+            acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
+        }
+    }
+}
 template <typename A>
 HALCONV_HOST_DEVICE_INLINE void multiply_block(A (&acc)[sliding_outputs_per_thread],
                                                const A (&tap)[sliding_outputs_per_thread],
                                                const A (&a)[sliding_outputs_per_thread],
                                                const A (&b)[sliding_outputs_per_thread]) {
-    constexpr int T = sliding_outputs_per_thread;
-    HALCONV_UNROLL
-    for (int ii = 0; ii < T; ii++) {
-        HALCONV_UNROLL
-        for (int t = 0; t < T; t++) {
-            acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
-        }
+    multiply_part<sliding_outputs_per_thread>(acc, tap, a, b);
+}
+
+// A block's first r taps, 0 < r < 8, a case each (a uniform test per tap costs 3
+// instructions per 8 multiply-adds).
+template <typename A>
+HALCONV_HOST_DEVICE_INLINE void multiply_last(A (&acc)[sliding_outputs_per_thread],
+                                              const A (&tap)[sliding_outputs_per_thread],
+                                              const A (&a)[sliding_outputs_per_thread],
+                                              const A (&b)[sliding_outputs_per_thread], int r) {
+    static_assert(sliding_outputs_per_thread == 8, "a case per remainder");
+    switch (r) {
+        case 1:
+            multiply_part<1>(acc, tap, a, b);
+            break;
+        case 2:
+            multiply_part<2>(acc, tap, a, b);
+            break;
+        case 3:
+            multiply_part<3>(acc, tap, a, b);
+            break;
+        case 4:
+            multiply_part<4>(acc, tap, a, b);
+            break;
+        case 5:
+            multiply_part<5>(acc, tap, a, b);
+            break;
+        case 6:
+            multiply_part<6>(acc, tap, a, b);
+            break;
+        default:
+            multiply_part<7>(acc, tap, a, b);
+            break;
     }
 }
 
@@ -53,28 +93,22 @@ HALCONV_HOST_DEVICE_INLINE void slide(A (&acc)[sliding_outputs_per_thread], int 
         load_taps(i + T, tap);
         multiply_block(acc, tap, b, a);
     }
+    // The last full block and the last 1-7 taps; after a full block the window's halves
+    // trade places again (moving b into a cost 8 moves).
     if (i + T <= k) {
         load(i / T + 1, b);
         load_taps(i, tap);
         multiply_block(acc, tap, a, b);
-        HALCONV_UNROLL
-        for (int m = 0; m < T; m++) {
-            a[m] = b[m];
-        }
         i += T;
-    }
-    if (i < k) {
+        if (i < k) {
+            load(i / T + 1, a);
+            load_taps(i, tap);
+            multiply_last(acc, tap, b, a, k - i);
+        }
+    } else if (i < k) {
         load(i / T + 1, b);
         load_taps(i, tap);
-        HALCONV_UNROLL
-        for (int ii = 0; ii < T - 1; ii++) {
-            if (i + ii < k) {
-                HALCONV_UNROLL
-                for (int t = 0; t < T; t++) {
-                    acc[t] += tap[ii] * (t + ii < T ? a[t + ii] : b[t + ii - T]);
-                }
-            }
-        }
+        multiply_last(acc, tap, a, b, k - i);
     }
 }
 
