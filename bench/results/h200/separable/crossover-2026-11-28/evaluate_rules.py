@@ -2,13 +2,16 @@
 """How much slower than the faster of the two variants a crossover rule's choice is over
 sweep/ (248 cases: the sliding pass against the fft_lines passes with a plan's tables),
 as geometric mean and worst ratio, for the rule in separable_fft.h before this sweep and
-candidate thresholds on kw + kh by output size."""
+candidate thresholds on kw + kh by output size. Another sweep's folder may be given as
+the argument (../chunk-overheads-2026-11-28/crossover-sweep: the same cases after the
+sliding pass's chunk-overhead change)."""
 import csv
 import glob
 import math
 import os
+import sys
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep")
+HERE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep")
 cases = []
 for name in sorted(glob.glob(os.path.join(HERE, "*.csv"))):
     with open(name) as f:
@@ -44,3 +47,6 @@ for large in (150, 160):
              lambda kw, kh, n, large=large, small=small: kw + kh >= (large if n >= 1 << 21 else small))
 show("the rule (140 under 2^19 outputs, 80 under 2^21, else 150)",
      lambda kw, kh, n: kw + kh >= (140 if n < 1 << 19 else 80 if n < 1 << 21 else 150))
+for large in (160, 170, 180):
+    show(f"the rule with {large} from 2^21 outputs",
+         lambda kw, kh, n, large=large: kw + kh >= (140 if n < 1 << 19 else 80 if n < 1 << 21 else large))
