@@ -121,8 +121,8 @@ __device__ void stage_chunk(const SlidingArgs<S, A> &p, S *stage, int chunk_rows
     if (columns_inside && width <= 32 * unrolled_runs && first_row >= 0 && first_row + chunk_rows <= p.image_height) {
         // Every row inside the image (the usual chunk): one pair of addresses a warp,
         // stepped a row at a time, instead of each row's index through the rule and its
-        // address and bounds tests in 64 bits (15-19 % fewer instructions in the pass at
-        // K = 3 and 15, H200, 4096^2).
+        // address and bounds tests in 64 bits (with slide()'s cases for the last taps, 15-19 %
+        // fewer instructions in the pass at K = 3 and 15; H200, 4096^2).
         const S *from = p.image + (first_row + warp) * p.image_stride + x0 + lane;
         S *to = stage + warp * p.layout.stage_pitch + lane;
         const int64_t from_step = int64_t(Warps) * p.image_stride;
