@@ -22,8 +22,11 @@
 // Usage: probe K [WIDTH HEIGHT]   (times the pass and a copy of the same bytes, checks it)
 //   FORM=1 (first form) | 2 (default; WG=2|3 warpgroups a block with MB=1|2, N 64) | 3 (pipelined;
 //   MB=1|2|3, N 64) | 4 (warp-specialized; N=32 with MB=2|4, N=64 with MB=1|2) | 5 (the fourth with A
-//   in registers and two B buffers a consumer; MB=1|2|3, N 32); MB=2|4 (64-output blocks a tile), N=64|128 (rows a
-//   tile); TILES=t (tiles a block, else 1 ... 16 each); form 1: CHAIN=2|4|8, HOLD=1, MODE=1|2
+//   in registers and two B buffers a consumer; MB=1|2|3, N 32) | 6 (the fifth with three consumers
+//   and a producer warpgroup; MB=1|2); MB=2|4 (64-output blocks a tile), N=64|128 (rows a
+//   tile); TILES=t (tiles a block, else 1 ... 32 each); form 1: CHAIN=2|4|8, HOLD=1,
+//   MODE=1 (no products) | 2 (staging once a block); forms 5, 6: MODE=1 (no stores) | 2 (each
+//   B buffer split once)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -901,21 +904,30 @@ __device__ inline void wgmma_m64n32k16_ra(float (&d)[16], const uint32_t (&a)[4]
 // rows of each k16 slice, both parts: no shared memory for A, no reads of it), and two B
 // buffers a consumer: the split of its next tile runs while the tensor cores multiply the
 // current one. N = 32 rows a tile.
-template <int KP, int MB, int Stages>
+//
+// The sixth form (Consumers = 3): three consumer warpgroups and a producer warpgroup whose
+// registers go to the consumers (setmaxnreg), so that 12 warps an SM split, multiply and
+// store instead of 8; the warpgroup index is made warp-uniform (a shuffle from lane 0) so
+// that the descriptors it enters can stay in uniform registers.
+template <int KP, int MB, int Stages, int Consumers = 2>
 struct V5 {
     static constexpr int N = 32;
     using L = V2<KP, MB, N>;
-    static constexpr int consumers = 2;
-    static constexpr int threads = consumers * 128 + 32;
+    static constexpr int consumers = Consumers;
+    static constexpr bool producer_group = Consumers > 2;
+    static constexpr int threads = consumers * 128 + (producer_group ? 128 : 32);
+    // Registers a consumer thread takes once the producer warpgroup gives up its own (40):
+    // 65536 in all, in steps of 8.
+    static constexpr int consumer_registers = (65536 / 128 - 40) / consumers / 8 * 8;
     static constexpr int row_floats = L::atoms * 64;
     static constexpr int stage_bytes = N * row_floats * 4;
     static constexpr int bytes =
         1024 + consumers * 4 * L::b_part + Stages * stage_bytes + consumers * 2 * N * 4 + 2 * Stages * 8;
 };
 
-template <int KP, int MB, int Stages>
-__global__ void __launch_bounds__(V5<KP, MB, Stages>::threads, 1) row_pass_v5(Args p) {
-    using F = V5<KP, MB, Stages>;
+template <int KP, int MB, int Stages, int Consumers>
+__global__ void __launch_bounds__(V5<KP, MB, Stages, Consumers>::threads, 1) row_pass_v5(Args p) {
+    using F = V5<KP, MB, Stages, Consumers>;
     using L = V2<KP, MB, 32>;
     constexpr int N = 32;
     extern __shared__ unsigned char raw[];
@@ -939,6 +951,16 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages>::threads, 1) row_pass_v5(Ar
     const int x0 = int(blockIdx.x) * 64 * MB;
     const int tiles_y = (p.height + N - 1) / N, first = int(blockIdx.y) * p.tiles_per_block;
     const int count = min(p.tiles_per_block, tiles_y - first);
+    if constexpr (F::producer_group) {
+        if (tid >= F::consumers * 128) {
+            set_max_registers_dec<40>();
+            if (tid >= F::consumers * 128 + 32) {
+                return;  // the producer warpgroup's other warps
+            }
+        } else {
+            set_max_registers_inc<F::consumer_registers>();
+        }
+    }
     if (tid >= F::consumers * 128) {  // the producer warp
         const int lane = tid % 32;
         for (int i = 0; i < count; i++) {
@@ -955,7 +977,8 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages>::threads, 1) row_pass_v5(Ar
         }
         return;
     }
-    const int wg = tid / 128, t = tid % 128, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), t = tid % 128, warp = t / 32, lane = t % 32, g = lane / 4,
+              q = lane % 4;
     // The Toeplitz block's fragments: A(m, k) = taps[k - m] scaled, rows m = 16 warp + g (+ 8),
     // columns k = 16 s + 2 q (+ 1) (+ 8).
     uint32_t a_hi[L::KS][4], a_mid[L::KS][4];
@@ -979,8 +1002,10 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages>::threads, 1) row_pass_v5(Ar
         mbarrier_wait(full0 + 8 * s, (i / Stages) & 1);
         const float *stage = stages + s * N * F::row_floats;
         unsigned char *hi = b_all + (wg * 2 + buffer) * 2 * L::b_part, *mid = hi + L::b_part;
+        // MODE=2: each B buffer split once, later tiles multiply stale parts (a time breakdown).
+        const int rows = p.mode == 2 && i >= 2 * F::consumers ? 0 : N / 4;
 #pragma unroll 2
-        for (int r = 0; r < N / 4; r++) {
+        for (int r = 0; r < rows; r++) {
             const int n = warp + 4 * r;
             float4 v[L::groups];
             float largest = 0.0f;
@@ -1056,7 +1081,20 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages>::threads, 1) row_pass_v5(Ar
         // Rows y0 + 8 j + 2 q + h, columns x0 + 64 mb + 16 warp + g (+ 8): one base pointer,
         // constant offsets; tests only in a tile at the image's right or bottom edge.
         float *o = p.out + int64_t(y0 + 2 * q) * p.out_pitch + x0 + 16 * warp + g;
-        if (y0 + N <= p.height && x0 + 64 * MB <= p.width) {
+        if (p.mode == 1) {
+            // MODE=1: no stores but where a sum is NaN (never here), so that the products stay.
+            float any = 0.0f;
+#pragma unroll
+            for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+                for (int i2 = 0; i2 < N / 2; i2++) {
+                    any += acc[mb][i2];
+                }
+            }
+            if (any != any) {
+                o[0] = any;
+            }
+        } else if (y0 + N <= p.height && x0 + 64 * MB <= p.width) {
 #pragma unroll
             for (int j = 0; j < N / 8; j++) {
 #pragma unroll
@@ -1094,9 +1132,9 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages>::threads, 1) row_pass_v5(Ar
     }
 }
 
-template <int KP, int MB, int Stages>
+template <int KP, int MB, int Stages, int Consumers = 2>
 float run_v5(const Args &a, int reps, cudaStream_t s) {
-    using F = V5<KP, MB, Stages>;
+    using F = V5<KP, MB, Stages, Consumers>;
     constexpr int bytes = F::bytes;
     if (bytes > 227 * 1024) {
         std::printf("  form 5 KP %d MB %d stages %d: %d bytes of shared memory, past the 227 KiB\n", KP, MB, Stages,
@@ -1105,14 +1143,15 @@ float run_v5(const Args &a, int reps, cudaStream_t s) {
     }
     const int blocks_x = (a.width + 64 * MB - 1) / (64 * MB), tiles_y = (a.height + 31) / 32;
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
-    CHECK(cudaFuncSetAttribute(row_pass_v5<KP, MB, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CHECK(cudaFuncSetAttribute(row_pass_v5<KP, MB, Stages, Consumers>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               bytes));
     std::vector<float> ms;
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     for (int r = 0; r < reps + 1; r++) {
         CHECK(cudaEventRecord(e0, s));
-        row_pass_v5<KP, MB, Stages><<<grid, F::threads, bytes, s>>>(a);
+        row_pass_v5<KP, MB, Stages, Consumers><<<grid, F::threads, bytes, s>>>(a);
         CHECK(cudaEventRecord(e1, s));
         CHECK(cudaEventSynchronize(e1));
         float t = 0;
@@ -1241,11 +1280,25 @@ int main(int argc, char **argv) {
             : mb == 1 ? run_v5<KP, 1, 4>(a, reps, s)  \
                       : run_v5<KP, 2, 3>(a, reps, s); \
         break;
-        if (form == 5) {
+#define CASE6(KP)                                                                        \
+    case KP:                                                                             \
+        t = mb == 1 ? run_v5<KP, 1, 3, 3>(a, reps, s) : run_v5<KP, 2, 3, 3>(a, reps, s); \
+        break;
+        if (form == 6) {
+            switch (kp) {
+                CASE6(80)
+                CASE6(96) CASE6(128) CASE6(160) CASE6(192) default
+                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
+                return 2;
+            }
+            if (t > 1e29f) {
+                return 0;
+            }
+        } else if (form == 5) {
             switch (kp) {
                 CASE5(80)
-                CASE5(96) CASE5(128) CASE5(160) CASE5(192) default
-                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
+                CASE5(96)
+                CASE5(128) CASE5(160) CASE5(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
                 return 2;
             }
             if (t > 1e29f) {
@@ -1254,8 +1307,8 @@ int main(int argc, char **argv) {
         } else if (form == 4) {
             switch (kp) {
                 CASE4(80)
-                CASE4(96) CASE4(128) CASE4(160) CASE4(192) default
-                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
+                CASE4(96)
+                CASE4(128) CASE4(160) CASE4(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
                 return 2;
             }
             if (t > 1e29f) {
@@ -1264,8 +1317,8 @@ int main(int argc, char **argv) {
         } else if (form == 3) {
             switch (kp) {
                 CASE3(80)
-                CASE3(96) CASE3(128) CASE3(160) CASE3(192) default
-                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
+                CASE3(96)
+                CASE3(128) CASE3(160) CASE3(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
                 return 2;
             }
             if (t > 1e29f) {
@@ -1274,8 +1327,8 @@ int main(int argc, char **argv) {
         } else if (form == 2) {
             switch (kp) {
                 CASE2(80)
-                CASE2(96) CASE2(128) CASE2(160) CASE2(192) default
-                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
+                CASE2(96)
+                CASE2(128) CASE2(160) CASE2(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
                 return 2;
             }
             if (t > 1e29f) {
@@ -1284,12 +1337,16 @@ int main(int argc, char **argv) {
         } else {
             switch (kp) {
                 CASE(80)
-                CASE(96) CASE(112) CASE(128) CASE(144) CASE(160) CASE(176) CASE(192) default
+                CASE(96)
+                CASE(112) CASE(128) CASE(144) CASE(160) CASE(176) CASE(192) default
                     : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
                 return 2;
             }
         }
-        if (form == 5) {
+        if (form == 6) {
+            std::printf("K %d %dx%d form 6, %d x 64 outputs by 32 rows, tiles/block %d: %.4f ms\n", k, w, h, mb, tpb,
+                        t);
+        } else if (form == 5) {
             std::printf("K %d %dx%d form 5, %d x 64 outputs by 32 rows, tiles/block %d: %.4f ms\n", k, w, h, mb, tpb,
                         t);
         } else if (form == 4) {
