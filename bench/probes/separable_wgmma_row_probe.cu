@@ -35,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "common/async_copy.cuh"
@@ -51,6 +52,31 @@ using namespace halconv::rk;
             std::exit(1);                                                                           \
         }                                                                                           \
     } while (0)
+
+// The median time of `reps` launches after one warm-up, ms.
+template <typename Launch>
+float median_ms(Launch launch, int reps, cudaStream_t s) {
+    std::vector<float> ms;
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    for (int r = 0; r < reps + 1; r++) {
+        CHECK(cudaEventRecord(e0, s));
+        launch();
+        CHECK(cudaEventRecord(e1, s));
+        CHECK(cudaEventSynchronize(e1));
+        float t = 0;
+        CHECK(cudaEventElapsedTime(&t, e0, e1));
+        if (r > 0) {
+            ms.push_back(t);
+        }
+    }
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
 
 constexpr int kN = 128;        // image rows per tile (the wgmma's N)
 constexpr int kThreads = 128;  // one warpgroup; thread n stages image row n of the tile
@@ -93,6 +119,48 @@ struct Args {
     int mode;             // 0: the pass; 1: no products (staging and stores); 2: staging once per block
 };
 
+// The taps' Toeplitz block A(m, k) = taps[k - m] (scaled; zero outside the taps), 64 x KP,
+// as two float16 parts in a_offset's layout: element e of 64 KP by the threads from `first`
+// in steps of `step`.
+template <int KP>
+__device__ __forceinline__ void stage_taps_block(const Args &p, unsigned char *a_hi, unsigned char *a_mid, int first,
+                                                 int step) {
+    for (int e = first; e < 64 * KP; e += step) {
+        const int m = e / KP, k = e % KP, i = k - m;
+        const float v = i >= 0 && i < p.k ? p.taps[i] * p.tap_scale : 0.0f;
+        const split_f32::InPlaceParts s = split_f32::split_in_place(v);
+        *reinterpret_cast<__half *>(a_hi + a_offset(m, k)) = __float2half_rn(s.hi);
+        *reinterpret_cast<__half *>(a_mid + a_offset(m, k)) = __float2half_rn(s.mid);
+    }
+}
+
+// Forms 1-4: the sums of one block of 64 outputs from x to the output, each row times its
+// factor in `unscale`. d[4j + 0..1] = D(16 w + g, 8 j + 2 q ..), d[4j + 2..3] = D(16 w + g + 8,
+// ...); D(m, n) = out(x + m, y0 + n).
+template <int N>
+__device__ __forceinline__ void store_block(const float (&acc)[N / 2], const Args &p, int x, int y0,
+                                            const float *unscale) {
+    const int t = int(threadIdx.x) % 128, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
+    const int xa = x + 16 * warp + g, xb = xa + 8;
+#pragma unroll
+    for (int j = 0; j < N / 8; j++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int n = 8 * j + 2 * q + h;
+            if (y0 + n < p.height) {
+                float *o = p.out + int64_t(y0 + n) * p.out_pitch;
+                const float u = unscale[n];
+                if (xa < p.width) {
+                    o[xa] = acc[4 * j + h] * u;
+                }
+                if (xb < p.width) {
+                    o[xb] = acc[4 * j + 2 + h] * u;
+                }
+            }
+        }
+    }
+}
+
 template <int KP, int Chain>
 __global__ void __launch_bounds__(kThreads) row_pass(Args p) {
     constexpr int KS = KP / 16;  // k16 slices
@@ -104,16 +172,9 @@ __global__ void __launch_bounds__(kThreads) row_pass(Args p) {
     const int t = int(threadIdx.x);
 
     // The taps' Toeplitz block, once per block.
-    for (int e = t; e < 64 * KP; e += kThreads) {
-        const int m = e / KP, k = e % KP, i = k - m;
-        const float v = i >= 0 && i < p.k ? p.taps[i] * p.tap_scale : 0.0f;
-        const split_f32::InPlaceParts s = split_f32::split_in_place(v);
-        *reinterpret_cast<__half *>(a_hi + a_offset(m, k)) = __float2half_rn(s.hi);
-        *reinterpret_cast<__half *>(a_mid + a_offset(m, k)) = __float2half_rn(s.mid);
-    }
+    stage_taps_block<KP>(p, a_hi, a_mid, t, kThreads);
 
     const int x0 = int(blockIdx.x) * 64;
-    const int warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
     for (int tile = 0; tile < p.tiles_per_block; tile++) {
         const int y0 = (int(blockIdx.y) * p.tiles_per_block + tile) * kN;
         if (y0 >= p.height) {
@@ -231,26 +292,7 @@ __global__ void __launch_bounds__(kThreads) row_pass(Args p) {
                 }
             }
         }
-        // d[4j + 0..1] = D(16 w + g, 8 j + 2 q ..), d[4j + 2..3] = D(16 w + g + 8, ...);
-        // D(m, n) = out(x0 + m, y0 + n).
-        const int xa = x0 + 16 * warp + g, xb = xa + 8;
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int n = 8 * j + 2 * q + h;
-                if (y0 + n < p.height) {
-                    float *o = p.out + int64_t(y0 + n) * p.out_pitch;
-                    const float u = unscale[n];
-                    if (xa < p.width) {
-                        o[xa] = acc[4 * j + h] * u;
-                    }
-                    if (xb < p.width) {
-                        o[xb] = acc[4 * j + 2 + h] * u;
-                    }
-                }
-            }
-        }
+        store_block<kN>(acc, p, x0, y0, unscale);
         __syncthreads();  // every warp's wgmma done before the next tile's staging
     }
 }
@@ -318,15 +360,9 @@ __global__ void __launch_bounds__(kThreads *WG) row_pass_v2(Args p) {
     unsigned char *b_hi = base + wg * 2 * L::b_part, *b_mid = b_hi + L::b_part;
     unsigned char *a_hi = base + WG * 2 * L::b_part, *a_mid = a_hi + L::a_part;
     float *unscale = reinterpret_cast<float *>(a_mid + L::a_part) + wg * N;
-    const int t = int(threadIdx.x) % kThreads, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
+    const int t = int(threadIdx.x) % kThreads, warp = t / 32, lane = t % 32;
 
-    for (int e = int(threadIdx.x); e < 64 * KP; e += kThreads * WG) {
-        const int m = e / KP, k = e % KP, i = k - m;
-        const float v = i >= 0 && i < p.k ? p.taps[i] * p.tap_scale : 0.0f;
-        const split_f32::InPlaceParts sp = split_f32::split_in_place(v);
-        *reinterpret_cast<__half *>(a_hi + a_offset(m, k)) = __float2half_rn(sp.hi);
-        *reinterpret_cast<__half *>(a_mid + a_offset(m, k)) = __float2half_rn(sp.mid);
-    }
+    stage_taps_block<KP>(p, a_hi, a_mid, int(threadIdx.x), kThreads * WG);
 
     fence_proxy_async();
     __syncthreads();
@@ -423,24 +459,7 @@ __global__ void __launch_bounds__(kThreads *WG) row_pass_v2(Args p) {
                     acc[i] += chain[i];
                 }
             }
-            const int xa = x0 + 64 * mb + 16 * warp + g, xb = xa + 8;
-#pragma unroll
-            for (int j = 0; j < N / 8; j++) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int n = 8 * j + 2 * q + h;
-                    if (y0 + n < p.height) {
-                        float *o = p.out + int64_t(y0 + n) * p.out_pitch;
-                        const float u = unscale[n];
-                        if (xa < p.width) {
-                            o[xa] = acc[4 * j + h] * u;
-                        }
-                        if (xb < p.width) {
-                            o[xb] = acc[4 * j + 2 + h] * u;
-                        }
-                    }
-                }
-            }
+            store_block<N>(acc, p, x0 + 64 * mb, y0, unscale);
         }
         warpgroup_sync(wg);  // every warp's wgmma done before the next tile's staging
     }
@@ -457,24 +476,47 @@ float run_v2(const Args &a, int reps, cudaStream_t s) {
     const int blocks_x = (a.width + 64 * MB - 1) / (64 * MB), tiles_y = (a.height + N - 1) / N;
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block * WG - 1) / (a.tiles_per_block * WG));
     CHECK(cudaFuncSetAttribute(row_pass_v2<KP, MB, N, Chain, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < reps + 1; r++) {
-        CHECK(cudaEventRecord(e0, s));
-        row_pass_v2<KP, MB, N, Chain, WG><<<grid, kThreads * WG, bytes, s>>>(a);
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) {
-            ms.push_back(t);
+    return median_ms([&] { row_pass_v2<KP, MB, N, Chain, WG><<<grid, kThreads * WG, bytes, s>>>(a); }, reps, s);
+}
+
+// d (64 x 32, f32) = A B + (accumulate ? d : 0), both operands k-major from shared memory.
+__device__ inline void wgmma_m64n32k16(float (&d)[16], uint64_t a, uint64_t b, bool accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+        "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+template <int N>
+__device__ __forceinline__ void mma_n(float (&d)[N / 2], uint64_t a, uint64_t b, bool accumulate) {
+    if constexpr (N == 32) {
+        wgmma_m64n32k16(d, a, b, accumulate);
+    } else {
+        mma<N>(d, a, b, accumulate);
+    }
+}
+
+// Forms 3 and 4: the products of a tile's MB blocks of 64 outputs, issued together (A, the
+// taps' block, in shared memory; B in the second form's atoms, block mb from atom mb on).
+template <typename L, int MB, int N>
+__device__ __forceinline__ void issue_products(float (&acc)[MB][N / 2], uint32_t ah, uint32_t am, uint32_t bh,
+                                               uint32_t bm) {
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+        for (int ks = 0; ks < L::KS; ks++) {
+            const uint32_t b_at = (mb + ks / 4) * L::plane + (ks % 4) * 32;
+            const uint64_t da_hi = wgmma_descriptor(ah + ks * 2048, 1024, 128);
+            const uint64_t da_mid = wgmma_descriptor(am + ks * 2048, 1024, 128);
+            const uint64_t db_hi = sw128_descriptor(bh + b_at), db_mid = sw128_descriptor(bm + b_at);
+            mma_n<N>(acc[mb], da_mid, db_hi, ks > 0);
+            mma_n<N>(acc[mb], da_hi, db_mid, true);
+            mma_n<N>(acc[mb], da_hi, db_hi, true);
         }
     }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
 }
 
 // The third form: the second's layout, pipelined in one warpgroup. The next tile's samples
@@ -501,15 +543,9 @@ __global__ void __launch_bounds__(kThreads, 1) row_pass_v3(Args p) {
     unsigned char *a_hi = reinterpret_cast<unsigned char *>(stage + V3<KP, MB, N>::stage_floats);
     unsigned char *a_mid = a_hi + L::a_part;
     float *unscale = reinterpret_cast<float *>(a_mid + L::a_part);  // [2][N]
-    const int t = int(threadIdx.x), warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
+    const int t = int(threadIdx.x), warp = t / 32, lane = t % 32;
 
-    for (int e = t; e < 64 * KP; e += kThreads) {
-        const int m = e / KP, k = e % KP, i = k - m;
-        const float v = i >= 0 && i < p.k ? p.taps[i] * p.tap_scale : 0.0f;
-        const split_f32::InPlaceParts sp = split_f32::split_in_place(v);
-        *reinterpret_cast<__half *>(a_hi + a_offset(m, k)) = __float2half_rn(sp.hi);
-        *reinterpret_cast<__half *>(a_mid + a_offset(m, k)) = __float2half_rn(sp.mid);
-    }
+    stage_taps_block<KP>(p, a_hi, a_mid, t, kThreads);
 
     const int x0 = int(blockIdx.x) * 64 * MB;
     const int tiles_y = (p.height + N - 1) / N, first = int(blockIdx.y) * p.tiles_per_block;
@@ -583,19 +619,7 @@ __global__ void __launch_bounds__(kThreads, 1) row_pass_v3(Args p) {
         float acc[MB][N / 2];
         const uint32_t bh = smem_address(b_parts + 2 * buffer * L::b_part), bm = bh + L::b_part;
         wgmma_fence();
-#pragma unroll
-        for (int mb = 0; mb < MB; mb++) {
-#pragma unroll
-            for (int s = 0; s < L::KS; s++) {
-                const uint32_t b_at = (mb + s / 4) * L::plane + (s % 4) * 32;
-                const uint64_t da_hi = wgmma_descriptor(ah + s * 2048, 1024, 128);
-                const uint64_t da_mid = wgmma_descriptor(am + s * 2048, 1024, 128);
-                const uint64_t db_hi = sw128_descriptor(bh + b_at), db_mid = sw128_descriptor(bm + b_at);
-                mma<N>(acc[mb], da_mid, db_hi, s > 0);
-                mma<N>(acc[mb], da_hi, db_mid, true);
-                mma<N>(acc[mb], da_hi, db_hi, true);
-            }
-        }
+        issue_products<L, MB, N>(acc, ah, am, bh, bm);
         wgmma_commit();
         if (i + 1 < count) {
             cp_async_wait<0>();
@@ -609,24 +633,7 @@ __global__ void __launch_bounds__(kThreads, 1) row_pass_v3(Args p) {
         wgmma_wait<0>();
 #pragma unroll
         for (int mb = 0; mb < MB; mb++) {
-            const int xa = x0 + 64 * mb + 16 * warp + g, xb = xa + 8;
-#pragma unroll
-            for (int j = 0; j < N / 8; j++) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int n = 8 * j + 2 * q + h;
-                    if (y0 + n < p.height) {
-                        float *o = p.out + int64_t(y0 + n) * p.out_pitch;
-                        const float u = unscale[buffer * N + n];
-                        if (xa < p.width) {
-                            o[xa] = acc[mb][4 * j + h] * u;
-                        }
-                        if (xb < p.width) {
-                            o[xb] = acc[mb][4 * j + 2 + h] * u;
-                        }
-                    }
-                }
-            }
+            store_block<N>(acc[mb], p, x0 + 64 * mb, y0, unscale + buffer * N);
         }
     }
 }
@@ -641,44 +648,7 @@ float run_v3(const Args &a, int reps, cudaStream_t s) {
     const int blocks_x = (a.width + 64 * MB - 1) / (64 * MB), tiles_y = (a.height + N - 1) / N;
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
     CHECK(cudaFuncSetAttribute(row_pass_v3<KP, MB, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < reps + 1; r++) {
-        CHECK(cudaEventRecord(e0, s));
-        row_pass_v3<KP, MB, N><<<grid, kThreads, bytes, s>>>(a);
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) {
-            ms.push_back(t);
-        }
-    }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
-
-// d (64 x 32, f32) = A B + (accumulate ? d : 0), both operands k-major from shared memory.
-__device__ inline void wgmma_m64n32k16(float (&d)[16], uint64_t a, uint64_t b, bool accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-        "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
-          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(a), "l"(b), "r"(int(accumulate)));
-}
-template <int N>
-__device__ __forceinline__ void mma_n(float (&d)[N / 2], uint64_t a, uint64_t b, bool accumulate) {
-    if constexpr (N == 32) {
-        wgmma_m64n32k16(d, a, b, accumulate);
-    } else {
-        mma<N>(d, a, b, accumulate);
-    }
+    return median_ms([&] { row_pass_v3<KP, MB, N><<<grid, kThreads, bytes, s>>>(a); }, reps, s);
 }
 
 // 2^e as a float: built from its bits where 2^e is a normal float, else ldexpf.
@@ -693,6 +663,64 @@ __device__ __forceinline__ void split_pair(float a, float b, uint32_t &hi, uint3
     const __half2 m = __floats2half2_rn(a - back.x, b - back.y);
     hi = *reinterpret_cast<const uint32_t *>(&h);
     mid = *reinterpret_cast<const uint32_t *>(&m);
+}
+
+// Forms 4-6: image row n of a tile, staged as float32 at `row` (RowFloats samples), split by
+// one warp into the tile's B parts (the second form's swizzled atoms) at its own power-of-two
+// scale; lane 0 writes the row's factor back to output units to `unscale`.
+template <typename L, int RowFloats>
+__device__ __forceinline__ void split_staged_row(const float *row, int n, int lane, unsigned char *hi,
+                                                 unsigned char *mid, float &unscale, int tap_exponent) {
+    float4 v[L::groups];
+    float largest = 0.0f;
+#pragma unroll
+    for (int c = 0; c < L::groups; c++) {
+        const int k = 128 * c + 4 * lane;
+        v[c] = k < RowFloats ? *reinterpret_cast<const float4 *>(row + k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        largest = fmaxf(largest, fmaxf(fmaxf(fabsf(v[c].x), fabsf(v[c].y)), fmaxf(fabsf(v[c].z), fabsf(v[c].w))));
+    }
+    largest = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
+    const int e = split_f32::scale_exponent(largest);
+    const float scale = pow2(e);
+    if (lane == 0) {
+        unscale = pow2(-e - tap_exponent);
+    }
+#pragma unroll
+    for (int c = 0; c < L::groups; c++) {
+        const int k = 128 * c + 4 * lane;
+        if (k < RowFloats) {
+            uint32_t h0, m0, h1, m1;
+            split_pair(v[c].x * scale, v[c].y * scale, h0, m0);
+            split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
+            const int a = k / 64, chunk = (k % 64) / 8, rr = n % 8;
+            const int at = a * L::plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
+            *reinterpret_cast<uint2 *>(hi + at) = make_uint2(h0, h1);
+            *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
+        }
+    }
+}
+
+// Forms 4-6, the producer warp: tile i's N rows (RowFloats samples each from x0) into stage
+// i mod Stages, one bulk copy a row, counted on the stage's "full" mbarrier once the
+// consumer that read the stage before has marked it "empty".
+template <int N, int Stages, int RowFloats>
+__device__ __forceinline__ void produce_tiles(const Args &p, float *stages, uint32_t full0, uint32_t empty0, int x0,
+                                              int first, int count) {
+    const int lane = int(threadIdx.x) % 32;
+    for (int i = 0; i < count; i++) {
+        const int s = i % Stages, round = i / Stages;
+        mbarrier_wait(empty0 + 8 * s, (round & 1) ^ 1);
+        if (lane == 0) {
+            mbarrier_arrive_expect_tx(full0 + 8 * s, N * RowFloats * 4);
+        }
+        __syncwarp();
+        const int y0 = (first + i) * N;
+        for (int n = lane; n < N; n += 32) {
+            const int y = y0 + n < p.height ? y0 + n : 0;
+            bulk_load(smem_address(stages + (s * N + n) * RowFloats), p.in + int64_t(y) * p.in_pitch + x0,
+                      RowFloats * 4, full0 + 8 * s);
+        }
+    }
 }
 
 // The fourth form: warp-specialized. A producer warp copies each tile's rows (one bulk copy
@@ -728,13 +756,7 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
     const uint32_t full0 = smem_address(bars), empty0 = full0 + 8 * Stages;
     const int tid = int(threadIdx.x);
 
-    for (int e = tid; e < 64 * KP; e += F::threads) {
-        const int m = e / KP, k = e % KP, i = k - m;
-        const float v = i >= 0 && i < p.k ? p.taps[i] * p.tap_scale : 0.0f;
-        const split_f32::InPlaceParts sp = split_f32::split_in_place(v);
-        *reinterpret_cast<__half *>(a_hi + a_offset(m, k)) = __float2half_rn(sp.hi);
-        *reinterpret_cast<__half *>(a_mid + a_offset(m, k)) = __float2half_rn(sp.mid);
-    }
+    stage_taps_block<KP>(p, a_hi, a_mid, tid, F::threads);
     if (tid == 0) {
         for (int s = 0; s < Stages; s++) {
             mbarrier_init(full0 + 8 * s, 1);
@@ -748,25 +770,11 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
     const int x0 = int(blockIdx.x) * 64 * MB;
     const int tiles_y = (p.height + N - 1) / N, first = int(blockIdx.y) * p.tiles_per_block;
     const int count = min(p.tiles_per_block, tiles_y - first);
-    if (tid >= F::consumers * 128) {  // the producer warp
-        const int lane = tid % 32;
-        for (int i = 0; i < count; i++) {
-            const int s = i % Stages, round = i / Stages;
-            mbarrier_wait(empty0 + 8 * s, (round & 1) ^ 1);
-            if (lane == 0) {
-                mbarrier_arrive_expect_tx(full0 + 8 * s, F::stage_bytes);
-            }
-            __syncwarp();
-            const int y0 = (first + i) * N;
-            for (int n = lane; n < N; n += 32) {
-                const int y = y0 + n < p.height ? y0 + n : 0;
-                bulk_load(smem_address(stages + (s * N + n) * F::row_floats), p.in + int64_t(y) * p.in_pitch + x0,
-                          F::row_floats * 4, full0 + 8 * s);
-            }
-        }
+    if (tid >= F::consumers * 128) {
+        produce_tiles<N, Stages, F::row_floats>(p, stages, full0, empty0, x0, first, count);
         return;
     }
-    const int wg = tid / 128, t = tid % 128, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
+    const int wg = tid / 128, t = tid % 128, warp = t / 32, lane = t % 32;
     unsigned char *b_hi = b_all + wg * 2 * L::b_part, *b_mid = b_hi + L::b_part;
     float *unscale = unscale_all + wg * N;
     const uint32_t ah = smem_address(a_hi), am = smem_address(a_mid);
@@ -778,35 +786,8 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
 #pragma unroll 2
         for (int r = 0; r < N / 4; r++) {
             const int n = warp + 4 * r;
-            float4 v[L::groups];
-            float largest = 0.0f;
-#pragma unroll
-            for (int c = 0; c < L::groups; c++) {
-                const int k = 128 * c + 4 * lane;
-                v[c] = k < F::row_floats ? *reinterpret_cast<const float4 *>(stage + n * F::row_floats + k)
-                                         : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                largest =
-                    fmaxf(largest, fmaxf(fmaxf(fabsf(v[c].x), fabsf(v[c].y)), fmaxf(fabsf(v[c].z), fabsf(v[c].w))));
-            }
-            largest = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
-            const int e = split_f32::scale_exponent(largest);
-            const float scale = pow2(e);
-            if (lane == 0) {
-                unscale[n] = pow2(-e - p.tap_exponent);
-            }
-#pragma unroll
-            for (int c = 0; c < L::groups; c++) {
-                const int k = 128 * c + 4 * lane;
-                if (k < F::row_floats) {
-                    uint32_t h0, m0, h1, m1;
-                    split_pair(v[c].x * scale, v[c].y * scale, h0, m0);
-                    split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
-                    const int a = k / 64, chunk = (k % 64) / 8, rr = n % 8;
-                    const int at = a * L::plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
-                    *reinterpret_cast<uint2 *>(b_hi + at) = make_uint2(h0, h1);
-                    *reinterpret_cast<uint2 *>(b_mid + at) = make_uint2(m0, m1);
-                }
-            }
+            split_staged_row<L, F::row_floats>(stage + n * F::row_floats, n, lane, b_hi, b_mid, unscale[n],
+                                               p.tap_exponent);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
@@ -815,41 +796,12 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
         }
         float acc[MB][N / 2];
         wgmma_fence();
-#pragma unroll
-        for (int mb = 0; mb < MB; mb++) {
-#pragma unroll
-            for (int ks = 0; ks < L::KS; ks++) {
-                const uint32_t b_at = (mb + ks / 4) * L::plane + (ks % 4) * 32;
-                const uint64_t da_hi = wgmma_descriptor(ah + ks * 2048, 1024, 128);
-                const uint64_t da_mid = wgmma_descriptor(am + ks * 2048, 1024, 128);
-                const uint64_t db_hi = sw128_descriptor(bh + b_at), db_mid = sw128_descriptor(bm + b_at);
-                mma_n<N>(acc[mb], da_mid, db_hi, ks > 0);
-                mma_n<N>(acc[mb], da_hi, db_mid, true);
-                mma_n<N>(acc[mb], da_hi, db_hi, true);
-            }
-        }
+        issue_products<L, MB, N>(acc, ah, am, bh, bm);
         wgmma_commit();
         wgmma_wait<0>();
 #pragma unroll
         for (int mb = 0; mb < MB; mb++) {
-            const int xa = x0 + 64 * mb + 16 * warp + g, xb = xa + 8;
-#pragma unroll
-            for (int j = 0; j < N / 8; j++) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int n = 8 * j + 2 * q + h;
-                    if (y0 + n < p.height) {
-                        float *o = p.out + int64_t(y0 + n) * p.out_pitch;
-                        const float u = unscale[n];
-                        if (xa < p.width) {
-                            o[xa] = acc[mb][4 * j + h] * u;
-                        }
-                        if (xb < p.width) {
-                            o[xb] = acc[mb][4 * j + 2 + h] * u;
-                        }
-                    }
-                }
-            }
+            store_block<N>(acc[mb], p, x0 + 64 * mb, y0, unscale);
         }
         warpgroup_sync(wg);  // the products have read B and every unscale is used
     }
@@ -867,24 +819,7 @@ float run_v4(const Args &a, int reps, cudaStream_t s) {
     const int blocks_x = (a.width + 64 * MB - 1) / (64 * MB), tiles_y = (a.height + N - 1) / N;
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
     CHECK(cudaFuncSetAttribute(row_pass_v4<KP, MB, N, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < reps + 1; r++) {
-        CHECK(cudaEventRecord(e0, s));
-        row_pass_v4<KP, MB, N, Stages><<<grid, F::threads, bytes, s>>>(a);
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) {
-            ms.push_back(t);
-        }
-    }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    return median_ms([&] { row_pass_v4<KP, MB, N, Stages><<<grid, F::threads, bytes, s>>>(a); }, reps, s);
 }
 
 // d (64 x 32) = A B + (accumulate ? d : 0) with A from registers (the fragment of
@@ -961,20 +896,8 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages, Consumers>::threads, 1) row
             set_max_registers_inc<F::consumer_registers>();
         }
     }
-    if (tid >= F::consumers * 128) {  // the producer warp
-        const int lane = tid % 32;
-        for (int i = 0; i < count; i++) {
-            const int s = i % Stages, round = i / Stages;
-            mbarrier_wait(empty0 + 8 * s, (round & 1) ^ 1);
-            if (lane == 0) {
-                mbarrier_arrive_expect_tx(full0 + 8 * s, F::stage_bytes);
-            }
-            __syncwarp();
-            const int y0 = (first + i) * N;
-            const int y = y0 + lane < p.height ? y0 + lane : 0;
-            bulk_load(smem_address(stages + (s * N + lane) * F::row_floats), p.in + int64_t(y) * p.in_pitch + x0,
-                      F::row_floats * 4, full0 + 8 * s);
-        }
+    if (tid >= F::consumers * 128) {
+        produce_tiles<N, Stages, F::row_floats>(p, stages, full0, empty0, x0, first, count);
         return;
     }
     const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), t = tid % 128, warp = t / 32, lane = t % 32, g = lane / 4,
@@ -1007,35 +930,8 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages, Consumers>::threads, 1) row
 #pragma unroll 2
         for (int r = 0; r < rows; r++) {
             const int n = warp + 4 * r;
-            float4 v[L::groups];
-            float largest = 0.0f;
-#pragma unroll
-            for (int c = 0; c < L::groups; c++) {
-                const int k = 128 * c + 4 * lane;
-                v[c] = k < F::row_floats ? *reinterpret_cast<const float4 *>(stage + n * F::row_floats + k)
-                                         : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                largest =
-                    fmaxf(largest, fmaxf(fmaxf(fabsf(v[c].x), fabsf(v[c].y)), fmaxf(fabsf(v[c].z), fabsf(v[c].w))));
-            }
-            largest = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
-            const int e = split_f32::scale_exponent(largest);
-            const float scale = pow2(e);
-            if (lane == 0) {
-                unscale[buffer * N + n] = pow2(-e - p.tap_exponent);
-            }
-#pragma unroll
-            for (int c = 0; c < L::groups; c++) {
-                const int k = 128 * c + 4 * lane;
-                if (k < F::row_floats) {
-                    uint32_t h0, m0, h1, m1;
-                    split_pair(v[c].x * scale, v[c].y * scale, h0, m0);
-                    split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
-                    const int a = k / 64, chunk = (k % 64) / 8, rr = n % 8;
-                    const int at = a * L::plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
-                    *reinterpret_cast<uint2 *>(hi + at) = make_uint2(h0, h1);
-                    *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
-                }
-            }
+            split_staged_row<L, F::row_floats>(stage + n * F::row_floats, n, lane, hi, mid, unscale[buffer * N + n],
+                                               p.tap_exponent);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
@@ -1145,24 +1041,7 @@ float run_v5(const Args &a, int reps, cudaStream_t s) {
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
     CHECK(cudaFuncSetAttribute(row_pass_v5<KP, MB, Stages, Consumers>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                bytes));
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < reps + 1; r++) {
-        CHECK(cudaEventRecord(e0, s));
-        row_pass_v5<KP, MB, Stages, Consumers><<<grid, F::threads, bytes, s>>>(a);
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) {
-            ms.push_back(t);
-        }
-    }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    return median_ms([&] { row_pass_v5<KP, MB, Stages, Consumers><<<grid, F::threads, bytes, s>>>(a); }, reps, s);
 }
 
 __global__ void copy_rows(const float *in, int64_t in_pitch, float *out, int64_t out_pitch, int w, int h) {
@@ -1180,24 +1059,72 @@ float run(const Args &a, int reps, cudaStream_t s) {
     const int blocks_x = (a.width + 63) / 64, tiles_y = (a.height + kN - 1) / kN;
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
     CHECK(cudaFuncSetAttribute(row_pass<KP, Chain>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes<KP>));
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < reps + 1; r++) {
-        CHECK(cudaEventRecord(e0, s));
-        row_pass<KP, Chain><<<grid, kThreads, shared_bytes<KP>, s>>>(a);
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) {
-            ms.push_back(t);
-        }
+    return median_ms([&] { row_pass<KP, Chain><<<grid, kThreads, shared_bytes<KP>, s>>>(a); }, reps, s);
+}
+
+// What a run measures (the environment's FORM, MB, N, WG, CHAIN).
+struct Options {
+    int form, mb, n, wgs, chain;
+};
+
+// f(std::integral_constant<int, KP>) for the run-time kp among KPs; -1 where kp is not one.
+template <int... KPs, typename F>
+float for_kp(int kp, F &&f) {
+    float t = -1.0f;
+    (void)((kp == KPs ? (t = f(std::integral_constant<int, KPs>{}), true) : false) || ...);
+    return t;
+}
+
+// The median time of the chosen form and configuration at this KP; -1 where KP is not built,
+// 1e30 where the form's shared memory does not fit.
+float time_form(const Options &o, int kp, const Args &a, int reps, cudaStream_t s) {
+    const int mb = o.mb, n = o.n;
+    switch (o.form) {
+        case 6:
+            return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+                constexpr int KP = decltype(c)::value;
+                return mb == 1 ? run_v5<KP, 1, 3, 3>(a, reps, s) : run_v5<KP, 2, 3, 3>(a, reps, s);
+            });
+        case 5:
+            return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+                constexpr int KP = decltype(c)::value;
+                return mb == 3   ? run_v5<KP, 3, 3>(a, reps, s)
+                       : mb == 1 ? run_v5<KP, 1, 4>(a, reps, s)
+                                 : run_v5<KP, 2, 3>(a, reps, s);
+            });
+        case 4:
+            return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+                constexpr int KP = decltype(c)::value;
+                return n == 32 ? (mb == 2 ? run_v4<KP, 2, 32, 4>(a, reps, s) : run_v4<KP, 4, 32, 3>(a, reps, s))
+                               : (mb == 2 ? run_v4<KP, 2, 64, 2>(a, reps, s) : run_v4<KP, 1, 64, 3>(a, reps, s));
+            });
+        case 3:
+            return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+                constexpr int KP = decltype(c)::value;
+                return mb == 1   ? run_v3<KP, 1, 64>(a, reps, s)
+                       : mb == 3 ? run_v3<KP, 3, 64>(a, reps, s)
+                                 : run_v3<KP, 2, 64>(a, reps, s);
+            });
+        case 2:
+            return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+                constexpr int KP = decltype(c)::value;
+                if (o.wgs == 2) {
+                    return mb == 2 ? run_v2<KP, 2, 64, 4, 2>(a, reps, s) : run_v2<KP, 1, 64, 4, 2>(a, reps, s);
+                }
+                if (o.wgs == 3) {
+                    return mb == 2 ? run_v2<KP, 2, 64, 4, 3>(a, reps, s) : run_v2<KP, 1, 64, 4, 3>(a, reps, s);
+                }
+                return mb == 2 ? (n == 64 ? run_v2<KP, 2, 64, 4>(a, reps, s) : run_v2<KP, 2, 128, 4>(a, reps, s))
+                               : (n == 64 ? run_v2<KP, 4, 64, 4>(a, reps, s) : run_v2<KP, 4, 128, 4>(a, reps, s));
+            });
+        default:
+            return for_kp<80, 96, 112, 128, 144, 160, 176, 192>(kp, [&](auto c) {
+                constexpr int KP = decltype(c)::value;
+                return o.chain == 2   ? run<KP, 2>(a, reps, s)
+                       : o.chain == 8 ? run<KP, 8>(a, reps, s)
+                                      : run<KP, 4>(a, reps, s);
+            });
     }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
 }
 
 int main(int argc, char **argv) {
@@ -1244,6 +1171,7 @@ int main(int argc, char **argv) {
     const int mb = std::getenv("MB") ? std::atoi(std::getenv("MB")) : 4;
     const int n = std::getenv("N") ? std::atoi(std::getenv("N")) : 64;
     const int wgs = std::getenv("WG") ? std::atoi(std::getenv("WG")) : 1;
+    const Options o{form, mb, n, wgs, chain};
     a.mode = std::getenv("MODE") ? std::atoi(std::getenv("MODE")) : 0;
     const int reps = 20;
     float best = 1e30f;
@@ -1251,116 +1179,16 @@ int main(int argc, char **argv) {
     for (int tpb : {1, 2, 4, 8, 16, 32}) {
         if (tpb_env && std::atoi(tpb_env) != tpb) continue;
         a.tiles_per_block = tpb;
-        float t = 0;
-#define CASE(KP)                                                                                                \
-    case KP:                                                                                                    \
-        t = chain == 2 ? run<KP, 2>(a, reps, s) : chain == 8 ? run<KP, 8>(a, reps, s) : run<KP, 4>(a, reps, s); \
-        break;
-#define CASE2(KP)                                                                                              \
-    case KP:                                                                                                   \
-        t = wgs == 2   ? (mb == 2 ? run_v2<KP, 2, 64, 4, 2>(a, reps, s) : run_v2<KP, 1, 64, 4, 2>(a, reps, s)) \
-            : wgs == 3 ? (mb == 2 ? run_v2<KP, 2, 64, 4, 3>(a, reps, s) : run_v2<KP, 1, 64, 4, 3>(a, reps, s)) \
-            : mb == 2  ? (n == 64 ? run_v2<KP, 2, 64, 4>(a, reps, s) : run_v2<KP, 2, 128, 4>(a, reps, s))      \
-                       : (n == 64 ? run_v2<KP, 4, 64, 4>(a, reps, s) : run_v2<KP, 4, 128, 4>(a, reps, s));      \
-        break;
-#define CASE3(KP)                                      \
-    case KP:                                           \
-        t = mb == 1   ? run_v3<KP, 1, 64>(a, reps, s)  \
-            : mb == 3 ? run_v3<KP, 3, 64>(a, reps, s)  \
-                      : run_v3<KP, 2, 64>(a, reps, s); \
-        break;
-#define CASE4(KP)                                                                                      \
-    case KP:                                                                                           \
-        t = n == 32 ? (mb == 2 ? run_v4<KP, 2, 32, 4>(a, reps, s) : run_v4<KP, 4, 32, 3>(a, reps, s))  \
-                    : (mb == 2 ? run_v4<KP, 2, 64, 2>(a, reps, s) : run_v4<KP, 1, 64, 3>(a, reps, s)); \
-        break;
-#define CASE5(KP)                                     \
-    case KP:                                          \
-        t = mb == 3   ? run_v5<KP, 3, 3>(a, reps, s)  \
-            : mb == 1 ? run_v5<KP, 1, 4>(a, reps, s)  \
-                      : run_v5<KP, 2, 3>(a, reps, s); \
-        break;
-#define CASE6(KP)                                                                        \
-    case KP:                                                                             \
-        t = mb == 1 ? run_v5<KP, 1, 3, 3>(a, reps, s) : run_v5<KP, 2, 3, 3>(a, reps, s); \
-        break;
-        if (form == 6) {
-            switch (kp) {
-                CASE6(80)
-                CASE6(96) CASE6(128) CASE6(160) CASE6(192) default
-                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
-                return 2;
-            }
-            if (t > 1e29f) {
-                return 0;
-            }
-        } else if (form == 5) {
-            switch (kp) {
-                CASE5(80)
-                CASE5(96)
-                CASE5(128) CASE5(160) CASE5(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
-                return 2;
-            }
-            if (t > 1e29f) {
-                return 0;
-            }
-        } else if (form == 4) {
-            switch (kp) {
-                CASE4(80)
-                CASE4(96)
-                CASE4(128) CASE4(160) CASE4(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
-                return 2;
-            }
-            if (t > 1e29f) {
-                return 0;
-            }
-        } else if (form == 3) {
-            switch (kp) {
-                CASE3(80)
-                CASE3(96)
-                CASE3(128) CASE3(160) CASE3(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
-                return 2;
-            }
-            if (t > 1e29f) {
-                return 0;
-            }
-        } else if (form == 2) {
-            switch (kp) {
-                CASE2(80)
-                CASE2(96)
-                CASE2(128) CASE2(160) CASE2(192) default : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
-                return 2;
-            }
-            if (t > 1e29f) {
-                return 0;
-            }
-        } else {
-            switch (kp) {
-                CASE(80)
-                CASE(96)
-                CASE(112) CASE(128) CASE(144) CASE(160) CASE(176) CASE(192) default
-                    : std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
-                return 2;
-            }
+        const float t = time_form(o, kp, a, reps, s);
+        if (t < 0) {
+            std::fprintf(stderr, "K %d not built (KP %d)\n", k, kp);
+            return 2;
         }
-        if (form == 6) {
-            std::printf("K %d %dx%d form 6, %d x 64 outputs by 32 rows, tiles/block %d: %.4f ms\n", k, w, h, mb, tpb,
-                        t);
-        } else if (form == 5) {
-            std::printf("K %d %dx%d form 5, %d x 64 outputs by 32 rows, tiles/block %d: %.4f ms\n", k, w, h, mb, tpb,
-                        t);
-        } else if (form == 4) {
-            std::printf("K %d %dx%d form 4, %d x 64 outputs by %d rows, tiles/block %d: %.4f ms\n", k, w, h, mb, n, tpb,
-                        t);
-        } else if (form == 3) {
-            std::printf("K %d %dx%d form 3, %d x 64 outputs by 64 rows, tiles/block %d: %.4f ms\n", k, w, h, mb, tpb,
-                        t);
-        } else if (form == 2) {
-            std::printf("K %d %dx%d form 2, %d x 64 outputs by %d rows, %d warpgroups, tiles/warpgroup %d: %.4f ms\n",
-                        k, w, h, mb, n, wgs, tpb, t);
-        } else {
-            std::printf("K %d %dx%d chain %d tiles/block %d: %.4f ms\n", k, w, h, chain, tpb, t);
+        if (t > 1e29f) {
+            return 0;  // the form's shared memory does not fit this K
         }
+        std::printf("K %d %dx%d form %d, MB %d, N %d, warpgroups %d, chain %d, tiles/block %d: %.4f ms\n", k, w, h,
+                    o.form, o.mb, o.n, o.wgs, o.chain, tpb, t);
         if (t < best) {
             best = t;
             best_tpb = tpb;
@@ -1391,23 +1219,11 @@ int main(int argc, char **argv) {
     std::printf("K %d check: %lld of %lld outside the bound, largest error %.3f of (K + 4) 2^-24 sum|terms|\n", k,
                 (long long)bad, (long long)w * h, worst);
     // The memory floor of one pass: a copy of the same bytes.
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < 21; r++) {
-        const int64_t n4 = int64_t(w) * h / 4;
-        CHECK(cudaEventRecord(e0, s));
-        copy_rows<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(din, in_pitch, dout, out_pitch, w, h);
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
+    const int64_t n4 = int64_t(w) * h / 4;
+    const float copy_ms = median_ms(
+        [&] { copy_rows<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(din, in_pitch, dout, out_pitch, w, h); }, 20, s);
     std::printf(
         "K %d %dx%d best %.4f ms (tiles/block %d), copy %.4f ms, %d SMs, %.1f effective TFLOPS (2 K per output)\n", k,
-        w, h, best, best_tpb, ms[10], sms, 2.0 * k * w * double(h) / (best * 1e-3) / 1e12);
+        w, h, best, best_tpb, copy_ms, sms, 2.0 * k * w * double(h) / (best * 1e-3) / 1e12);
     return bad == 0 || a.mode != 0 ? 0 : 1;
 }
