@@ -41,42 +41,9 @@
 #include "common/async_copy.cuh"
 #include "common/split_f32.h"
 #include "common/wgmma.cuh"
+#include "wgmma_probe_common.cuh"
 
 using namespace halconv::rk;
-
-#define CHECK(x)                                                                                    \
-    do {                                                                                            \
-        cudaError_t e_ = (x);                                                                       \
-        if (e_ != cudaSuccess) {                                                                    \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                           \
-        }                                                                                           \
-    } while (0)
-
-// The median time of `reps` launches after one warm-up, ms.
-template <typename Launch>
-float median_ms(Launch launch, int reps, cudaStream_t s) {
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int r = 0; r < reps + 1; r++) {
-        CHECK(cudaEventRecord(e0, s));
-        launch();
-        CHECK(cudaEventRecord(e1, s));
-        CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (r > 0) {
-            ms.push_back(t);
-        }
-    }
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
 
 constexpr int kN = 128;        // image rows per tile (the wgmma's N)
 constexpr int kThreads = 128;  // one warpgroup; thread n stages image row n of the tile
@@ -98,10 +65,6 @@ __device__ __forceinline__ int a_offset(int m, int k) {
 // kN / 8 * 128 (LBO).
 __device__ __forceinline__ int b_offset(int n, int kb) {
     return kb * (kN / 8 * 128) + (n / 8) * 128 + (n % 8) * 16;
-}
-
-__device__ __forceinline__ uint32_t smem_address(const void *p) {
-    return uint32_t(__cvta_generic_to_shared(p));
 }
 
 struct Args {
@@ -336,10 +299,6 @@ struct V2 {
     static constexpr int a_part = 64 * KP * 2;
     static constexpr int groups = (atoms * 64 + 127) / 128;  // float4 loads of a row per lane
 };
-
-__device__ __forceinline__ uint64_t sw128_descriptor(uint32_t start) {
-    return uint64_t((start >> 4) & 0x3fff) | uint64_t(1) << 16 | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
-}
 
 // WG warpgroups a block, each with its own tiles and B buffers, sharing the taps' block.
 template <int KP, int MB, int N, int WG>
@@ -649,20 +608,6 @@ float run_v3(const Args &a, int reps, cudaStream_t s) {
     const dim3 grid(blocks_x, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
     CHECK(cudaFuncSetAttribute(row_pass_v3<KP, MB, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     return median_ms([&] { row_pass_v3<KP, MB, N><<<grid, kThreads, bytes, s>>>(a); }, reps, s);
-}
-
-// 2^e as a float: built from its bits where 2^e is a normal float, else ldexpf.
-__device__ __forceinline__ float pow2(int e) {
-    return e >= -126 && e <= 127 ? __int_as_float((e + 127) << 23) : ldexpf(1.0f, e);
-}
-// split_f32::split_in_place of two scaled values, as two half2 registers (hi, mid): one
-// paired conversion for each part instead of one per value and part.
-__device__ __forceinline__ void split_pair(float a, float b, uint32_t &hi, uint32_t &mid) {
-    const __half2 h = __floats2half2_rn(a, b);
-    const float2 back = __half22float2(h);
-    const __half2 m = __floats2half2_rn(a - back.x, b - back.y);
-    hi = *reinterpret_cast<const uint32_t *>(&h);
-    mid = *reinterpret_cast<const uint32_t *>(&m);
 }
 
 // Forms 4-6: image row n of a tile, staged as float32 at `row` (RowFloats samples), split by
