@@ -219,23 +219,12 @@ __global__ void __launch_bounds__(Layout<KP, MB, N, Stages>::threads, 1) column_
         float acc[MB][N / 2];
 #pragma unroll
         for (int mb = 0; mb < MB; mb++) {
-            // A' of this block's 64 output rows: rows m = 16 warp + g (+ 8), columns
-            // k = 16 ks + 2 q (+ 1) (+ 8) of its KP rows (tile rows 64 mb + k).
+            // A' of this block's 64 output rows (tile rows 64 mb + k).
             uint32_t a_hi[L::KS][4], a_mid[L::KS][4];
-#pragma unroll
-            for (int ks = 0; ks < L::KS; ks++) {
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const int m = 16 * warp + g + (r % 2) * 8, k = 16 * ks + 2 * q + (r / 2) * 8;
-                    float v[2];
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const int tap = k + h - m;
-                        v[h] = tap >= 0 && tap < p.k ? taps[tap] * factors[64 * mb + k + h] : 0.0f;
-                    }
-                    split_pair(v[0], v[1], a_hi[ks][r], a_mid[ks][r]);
-                }
-            }
+            toeplitz_fragments(a_hi, a_mid, warp, g, q, [&](int m, int k) {
+                const int tap = k - m;
+                return tap >= 0 && tap < p.k ? taps[tap] * factors[64 * mb + k] : 0.0f;
+            });
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < L::KS; ks++) {

@@ -69,3 +69,21 @@ __device__ __forceinline__ void split_pair(float a, float b, uint32_t &hi, uint3
     hi = *reinterpret_cast<const uint32_t *>(&h);
     mid = *reinterpret_cast<const uint32_t *>(&m);
 }
+
+// The taps' Toeplitz block as wgmma register fragments, both parts: KS k16 slices of
+// mma.m16n8k16's A per warp (rows m = 16 warp + g (+ 8), columns k = 16 ks + 2 q (+ 1) (+ 8)),
+// value(m, k) giving A(m, k) as a float32. (The row probe's form 5 writes the same loop out:
+// through this function its K = 127 build spills 36 bytes and ran 9 % slower, so the
+// measured code stays as it was.)
+template <int KS, typename Value>
+__device__ __forceinline__ void toeplitz_fragments(uint32_t (&hi)[KS][4], uint32_t (&mid)[KS][4], int warp, int g,
+                                                   int q, Value value) {
+#pragma unroll
+    for (int ks = 0; ks < KS; ks++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int m = 16 * warp + g + (r % 2) * 8, k = 16 * ks + 2 * q + (r / 2) * 8;
+            split_pair(value(m, k), value(m, k + 1), hi[ks][r], mid[ks][r]);
+        }
+    }
+}
