@@ -268,19 +268,25 @@ __global__ void __launch_bounds__(Layout<KP, MB, N, Stages>::threads, 1) column_
 
 template <int KP, int MB, int N>
 float run(const Args &a, int reps, cudaStream_t s) {
-    // As many stages as fit (2 to 4).
-    constexpr int stages = Layout<KP, MB, N, 4>::bytes <= 227 * 1024   ? 4
-                           : Layout<KP, MB, N, 3>::bytes <= 227 * 1024 ? 3
-                                                                       : 2;
-    using L = Layout<KP, MB, N, stages>;
-    if (L::bytes > 227 * 1024) {
-        std::printf("  KP %d MB %d N %d: %d bytes of shared memory, past the 227 KiB\n", KP, MB, N, L::bytes);
+    if constexpr (64 * (MB - 1) + KP > 256) {
+        std::printf("  KP %d MB %d: a tile spans more rows than a TMA box holds (256)\n", KP, MB);
         return 1e30f;
+    } else {
+        // As many stages as fit (2 to 4).
+        constexpr int stages = Layout<KP, MB, N, 4>::bytes <= 227 * 1024   ? 4
+                               : Layout<KP, MB, N, 3>::bytes <= 227 * 1024 ? 3
+                                                                           : 2;
+        using L = Layout<KP, MB, N, stages>;
+        if (L::bytes > 227 * 1024) {
+            std::printf("  KP %d MB %d N %d: %d bytes of shared memory, past the 227 KiB\n", KP, MB, N, L::bytes);
+            return 1e30f;
+        }
+        const int tiles_y = (a.height + 64 * MB - 1) / (64 * MB);
+        const dim3 grid(a.width / N, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
+        CHECK(cudaFuncSetAttribute(column_pass<KP, MB, N, stages>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   L::bytes));
+        return median_ms([&] { column_pass<KP, MB, N, stages><<<grid, L::threads, L::bytes, s>>>(a); }, reps, s);
     }
-    const int tiles_y = (a.height + 64 * MB - 1) / (64 * MB);
-    const dim3 grid(a.width / N, (tiles_y + a.tiles_per_block - 1) / a.tiles_per_block);
-    CHECK(cudaFuncSetAttribute(column_pass<KP, MB, N, stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, L::bytes));
-    return median_ms([&] { column_pass<KP, MB, N, stages><<<grid, L::threads, L::bytes, s>>>(a); }, reps, s);
 }
 
 template <int... KPs, typename F>
@@ -391,7 +397,7 @@ int main(int argc, char **argv) {
         }
         a.tiles_per_block = tiles;
         CHECK(cudaMemset(dwide, 0, 4));
-        const float t = for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+        const float t = for_kp<80, 96, 128, 160, 192, 224>(kp, [&](auto c) {
             constexpr int KP = decltype(c)::value;
             return n == 128 ? (mb == 1 ? run<KP, 1, 128>(a, 20, s) : run<KP, 2, 128>(a, 20, s))
                             : (mb == 1 ? run<KP, 1, 64>(a, 20, s) : run<KP, 2, 64>(a, 20, s));

@@ -1031,11 +1031,13 @@ float time_form(const Options &o, int kp, const Args &a, int reps, cudaStream_t 
                 return mb == 1 ? run_v5<KP, 1, 3, 3>(a, reps, s) : run_v5<KP, 2, 3, 3>(a, reps, s);
             });
         case 5:
-            return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
+            return for_kp<80, 96, 128, 160, 192, 224>(kp, [&](auto c) {
                 constexpr int KP = decltype(c)::value;
-                return mb == 3   ? run_v5<KP, 3, 3>(a, reps, s)
-                       : mb == 1 ? run_v5<KP, 1, 4>(a, reps, s)
-                                 : run_v5<KP, 2, 3>(a, reps, s);
+                if (mb == 1) {  // four stages where they fit, else two
+                    return V5<KP, 1, 4>::bytes <= 227 * 1024 ? run_v5<KP, 1, 4>(a, reps, s)
+                                                             : run_v5<KP, 1, 2>(a, reps, s);
+                }
+                return mb == 3 ? run_v5<KP, 3, 3>(a, reps, s) : run_v5<KP, 2, 3>(a, reps, s);
             });
         case 4:
             return for_kp<80, 96, 128, 160, 192>(kp, [&](auto c) {
