@@ -11,12 +11,15 @@
 //   D(m, n) = out(x0 + m, y0 + n).
 // Tensor-core work per output is KP, not K: the price of the Toeplitz form (2x at K = 63).
 // Each image row of a tile is scaled by its own power of two (its largest magnitude to
-// [2^14, 2^15)), so a thread that owns a row finds its scale without a reduction. Per
-// `Chain` k16 slices the products chain in one accumulator (mid x hi, hi x mid, hi x hi)
-// and the chains are added outside the tensor core, as in im2tensor_fused_sm90.cu.
+// [2^14, 2^15)): a row's outputs depend on that row only, so no scale is shared across
+// rows (form 1: a thread owns a row; from form 2 a warp does, with one reduction). The
+// products chain in one accumulator (mid x hi, hi x mid, hi x hi): per `Chain` k16 slices in
+// forms 1-2, the chains added outside the tensor core as in im2tensor_fused_sm90.cu; over
+// all KP / 16 slices from form 3.
 //
-// Not in the probe: boundaries (the image is padded), non-finite samples, the column
-// pass. Build:
+// Not in the probe: boundaries (the image is padded), non-finite samples; the column pass
+// is separable_wgmma_column_probe.cu. Results and what each form is:
+// bench/results/h200/separable/wgmma-passes-2026-11-28/RUN.md. Build:
 //   nvcc -Iruntime_kernels -O3 -std=c++20 -gencode arch=compute_90a,code=sm_90a \
 //       bench/probes/separable_wgmma_row_probe.cu -o probe
 // Usage: probe K [WIDTH HEIGHT]   (times the pass and a copy of the same bytes, checks it)
@@ -52,7 +55,7 @@ static_assert(kN == kThreads);
 template <int KP>
 constexpr int a_part_bytes = 64 * KP * 2;
 template <int KP>
-constexpr int b_part_bytes = kN *KP * 2;
+constexpr int b_part_bytes = KP * 2 * kN;
 template <int KP>
 constexpr int shared_bytes = 2 * a_part_bytes<KP> + 2 * b_part_bytes<KP> + kN * 4;
 
@@ -79,7 +82,7 @@ struct Args {
     int tap_exponent;     // e_taps
     int tiles_per_block;  // along y
     int hold;             // KP <= 128: read each row once into registers
-    int mode;             // 0: the pass; 1: no products (staging and stores); 2: staging once per block
+    int mode;             // 0: the pass; else a time breakdown (the usage above)
 };
 
 // The taps' Toeplitz block A(m, k) = taps[k - m] (scaled; zero outside the taps), 64 x KP,
