@@ -38,6 +38,8 @@
 
 #include <algorithm>
 
+#include "split_pair.cuh"
+
 namespace halconv::rk::sep {
 namespace {
 
@@ -119,15 +121,6 @@ __device__ inline void mma_m16n8k16_f16(float (&d)[4], uint32_t a0, uint32_t a1,
         "{%0, %1, %2, %3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// Two scaled floats as float16 parts at their own weight: hi = f16(v), mid = f16(v - hi).
-__device__ inline void split_pair(float a, float b, uint32_t &hi, uint32_t &mid) {
-    const __half2 h = __floats2half2_rn(a, b);
-    const float2 f = __half22float2(h);
-    const __half2 m = __floats2half2_rn(a - f.x, b - f.y);
-    hi = *reinterpret_cast<const uint32_t *>(&h);
-    mid = *reinterpret_cast<const uint32_t *>(&m);
 }
 
 __device__ inline uint32_t warp_max(uint32_t v) {

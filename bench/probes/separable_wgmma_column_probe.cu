@@ -289,22 +289,6 @@ float run(const Args &a, int reps, cudaStream_t s) {
     }
 }
 
-template <int... KPs, typename F>
-float for_kp(int kp, F &&f) {
-    float t = -1.0f;
-    (void)((kp == KPs ? (t = f(std::integral_constant<int, KPs>{}), true) : false) || ...);
-    return t;
-}
-
-__global__ void copy_rows(const float *in, int64_t in_pitch, float *out, int64_t out_pitch, int w, int h) {
-    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < int64_t(w) * h / 4) {
-        const int64_t e = i * 4, y = e / w, x = e % w;
-        *reinterpret_cast<float4 *>(out + y * out_pitch + x) =
-            __ldg(reinterpret_cast<const float4 *>(in + y * in_pitch + x));
-    }
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s K [WIDTH HEIGHT]\n", argv[0]);
@@ -319,12 +303,12 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "WIDTH must be a multiple of %d\n", n);
         return 2;
     }
-    const int kp = (64 + k - 1 + 15) / 16 * 16;
+    const int kp = toeplitz_depth(k);
     const int rows = h + 256 + 64 * mb;  // every tile's span inside the rows (zero beyond the sums)
     const int64_t pitch = (w + 31) / 32 * 32;
     std::mt19937 rng(12345);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-    std::vector<float> sums(size_t(pitch) * rows, 0.0f), taps(k);
+    std::vector<float> sums(size_t(pitch) * rows, 0.0f);
     for (int y = 0; y < h + k - 1; y++) {
         // Rows of three magnitudes, 10 binades apart at most, and a zero row every 97.
         const float scale = y % 97 == 5 ? 0.0f : y % 7 == 3 ? 1e3f : y % 11 == 4 ? 1e-0f : 0.5f;
@@ -332,14 +316,8 @@ int main(int argc, char **argv) {
             sums[size_t(y) * pitch + x] = uni(rng) * scale;
         }
     }
-    for (int i = 0; i < k; i++) {
-        taps[i] = std::exp(-0.5f * float((i - k / 2) * (i - k / 2)) / float(k * k / 36 + 1)) * (1.0f + 0.1f * uni(rng));
-    }
-    float tap_max = 0;
-    for (float v : taps) {
-        tap_max = std::max(tap_max, std::fabs(v));
-    }
-    const int te = split_f32::scale_exponent(tap_max);
+    const std::vector<float> taps = probe_taps(k, rng);
+    const int te = taps_exponent(taps);
 
     float *dsums, *dout, *dtaps;
     __half *dparts;
@@ -420,8 +398,7 @@ int main(int argc, char **argv) {
     CHECK(cudaMemcpy(&wide, dwide, 4, cudaMemcpyDeviceToHost));
     std::vector<float> out(size_t(pitch) * h);
     CHECK(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
-    double worst = 0;
-    int64_t bad = 0;
+    BoundCheck check{k};
     std::vector<double> sum(w), mag(w);
     for (int y = 0; y < h; y++) {
         std::fill(sum.begin(), sum.end(), 0.0);
@@ -435,29 +412,17 @@ int main(int argc, char **argv) {
             }
         }
         for (int x = 0; x < w; x++) {
-            const double got = out[size_t(y) * pitch + x];
-            const double ratio = std::fabs(got - sum[x]) / ((k + 4) * std::ldexp(1.0, -24) * mag[x] + 1e-300);
-            if (!(ratio <= 1.0)) {
-                if (bad < 5) {
-                    std::printf("  (%d, %d): %.9g, want %.9g (ratio %.3g)\n", x, y, got, sum[x], ratio);
-                }
-                bad++;
-            }
-            if (ratio == ratio) {
-                worst = std::max(worst, ratio);
-            }
+            check.add(x, y, out[size_t(y) * pitch + x], sum[x], mag[x]);
         }
     }
     std::printf(
         "K %d check: %lld of %lld outside the bound, largest error %.3f of (K + 4) 2^-24 sum|terms|; "
         "%u tiles with row scales more than %d binades apart (last run)\n",
-        k, (long long)bad, (long long)w * h, worst, wide, kLargestSpread);
-    const int64_t n4 = int64_t(w) * h / 4;
-    const float copy = median_ms(
-        [&] { copy_rows<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(dsums, pitch, dout, pitch, w, h); }, 20, s);
+        k, (long long)check.bad, (long long)w * h, check.worst, wide, kLargestSpread);
+    const float copy = copy_ms(dsums, pitch, dout, pitch, w, h, s);
     int sms = 0;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     std::printf("K %d %dx%d column pass best %.4f ms (tiles/block %d), copy %.4f ms, %d SMs\n", k, w, h, best,
                 best_tiles, copy, sms);
-    return bad == 0 ? 0 : 1;
+    return check.bad == 0 ? 0 : 1;
 }

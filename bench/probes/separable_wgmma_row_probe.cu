@@ -70,6 +70,22 @@ __device__ __forceinline__ int b_offset(int n, int kb) {
     return kb * (kN / 8 * 128) + (n / 8) * 128 + (n % 8) * 16;
 }
 
+// Form 1: samples 8 kb .. 8 kb + 7 of row n (u, v), scaled, as their parts in B.
+__device__ __forceinline__ void store_split8(float4 u, float4 v, float scale, unsigned char *b_hi, unsigned char *b_mid,
+                                             int n, int kb) {
+    const float s[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
+    uint32_t hi[4], mid[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const split_f32::InPlaceParts a = split_f32::split_in_place(s[2 * i] * scale);
+        const split_f32::InPlaceParts b = split_f32::split_in_place(s[2 * i + 1] * scale);
+        hi[i] = pack_half2(a.hi, b.hi);
+        mid[i] = pack_half2(a.mid, b.mid);
+    }
+    *reinterpret_cast<uint4 *>(b_hi + b_offset(n, kb)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+    *reinterpret_cast<uint4 *>(b_mid + b_offset(n, kb)) = make_uint4(mid[0], mid[1], mid[2], mid[3]);
+}
+
 struct Args {
     const float *in;
     int64_t in_pitch;  // floats; rows hold at least W + KP samples (zero beyond the image)
@@ -170,19 +186,7 @@ __global__ void __launch_bounds__(kThreads) row_pass(Args p) {
                     unscale[t] = ldexpf(1.0f, -e - p.tap_exponent);
 #pragma unroll
                     for (int kb = 0; kb < KP / 8; kb++) {
-                        const float4 u = r[2 * kb], v = r[2 * kb + 1];
-                        const float s[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
-                        uint32_t hi[4], mid[4];
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            const split_f32::InPlaceParts a = split_f32::split_in_place(s[2 * i] * scale);
-                            const split_f32::InPlaceParts b = split_f32::split_in_place(s[2 * i + 1] * scale);
-                            hi[i] = pack_half2(a.hi, b.hi);
-                            mid[i] = pack_half2(a.mid, b.mid);
-                        }
-                        *reinterpret_cast<uint4 *>(b_hi + b_offset(t, kb)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-                        *reinterpret_cast<uint4 *>(b_mid + b_offset(t, kb)) =
-                            make_uint4(mid[0], mid[1], mid[2], mid[3]);
+                        store_split8(r[2 * kb], r[2 * kb + 1], scale, b_hi, b_mid, t, kb);
                     }
                     staged = true;
                 }
@@ -200,18 +204,7 @@ __global__ void __launch_bounds__(kThreads) row_pass(Args p) {
                 unscale[t] = ldexpf(1.0f, -e - p.tap_exponent);
 #pragma unroll 4
                 for (int kb = 0; kb < KP / 8; kb++) {
-                    const float4 u = __ldg(row + 2 * kb), v = __ldg(row + 2 * kb + 1);
-                    const float s[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
-                    uint32_t hi[4], mid[4];
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const split_f32::InPlaceParts a = split_f32::split_in_place(s[2 * i] * scale);
-                        const split_f32::InPlaceParts b = split_f32::split_in_place(s[2 * i + 1] * scale);
-                        hi[i] = pack_half2(a.hi, b.hi);
-                        mid[i] = pack_half2(a.mid, b.mid);
-                    }
-                    *reinterpret_cast<uint4 *>(b_hi + b_offset(t, kb)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-                    *reinterpret_cast<uint4 *>(b_mid + b_offset(t, kb)) = make_uint4(mid[0], mid[1], mid[2], mid[3]);
+                    store_split8(__ldg(row + 2 * kb), __ldg(row + 2 * kb + 1), scale, b_hi, b_mid, t, kb);
                 }
             }
         }
@@ -992,16 +985,6 @@ float run_v5(const Args &a, int reps, cudaStream_t s) {
     return median_ms([&] { row_pass_v5<KP, MB, Stages, Consumers><<<grid, F::threads, bytes, s>>>(a); }, reps, s);
 }
 
-__global__ void copy_rows(const float *in, int64_t in_pitch, float *out, int64_t out_pitch, int w, int h) {
-    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int64_t n = int64_t(w) * h / 4;
-    if (i < n) {
-        const int64_t e = i * 4, y = e / w, x = e % w;
-        *reinterpret_cast<float4 *>(out + y * out_pitch + x) =
-            __ldg(reinterpret_cast<const float4 *>(in + y * in_pitch + x));
-    }
-}
-
 template <int KP, int Chain>
 float run(const Args &a, int reps, cudaStream_t s) {
     const int blocks_x = (a.width + 63) / 64, tiles_y = (a.height + kN - 1) / kN;
@@ -1014,14 +997,6 @@ float run(const Args &a, int reps, cudaStream_t s) {
 struct Options {
     int form, mb, n, wgs, chain;
 };
-
-// f(std::integral_constant<int, KP>) for the run-time kp among KPs; -1 where kp is not one.
-template <int... KPs, typename F>
-float for_kp(int kp, F &&f) {
-    float t = -1.0f;
-    (void)((kp == KPs ? (t = f(std::integral_constant<int, KPs>{}), true) : false) || ...);
-    return t;
-}
 
 // The median time of the chosen form and configuration at this KP; -1 where KP is not built,
 // 1e30 where the form's shared memory does not fit.
@@ -1084,22 +1059,18 @@ int main(int argc, char **argv) {
     }
     const int k = std::atoi(argv[1]);
     const int w = argc > 3 ? std::atoi(argv[2]) : 4096, h = argc > 3 ? std::atoi(argv[3]) : 4096;
-    const int kp = (64 + k - 1 + 15) / 16 * 16;
+    const int kp = toeplitz_depth(k);
     const int64_t in_pitch = (w + 512 + 31) / 32 * 32, out_pitch = (w + 31) / 32 * 32;
     std::mt19937 rng(12345);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-    std::vector<float> in(size_t(in_pitch) * h, 0.0f), taps(k);
+    std::vector<float> in(size_t(in_pitch) * h, 0.0f);
     for (int y = 0; y < h; y++) {
         for (int x = 0; x < w + k - 1; x++) {
             in[size_t(y) * in_pitch + x] = uni(rng) * (y % 7 == 3 ? 1e4f : 1.0f);  // rows of another scale
         }
     }
-    for (int i = 0; i < k; i++) {
-        taps[i] = std::exp(-0.5f * float((i - k / 2) * (i - k / 2)) / float(k * k / 36 + 1)) * (1.0f + 0.1f * uni(rng));
-    }
-    float tap_max = 0;
-    for (float v : taps) tap_max = std::max(tap_max, std::fabs(v));
-    const int te = split_f32::scale_exponent(tap_max);
+    const std::vector<float> taps = probe_taps(k, rng);
+    const int te = taps_exponent(taps);
 
     float *din, *dout, *dtaps;
     CHECK(cudaMalloc(&din, in.size() * 4));
@@ -1147,8 +1118,7 @@ int main(int argc, char **argv) {
     // Check every output of the last run against float64 sums.
     std::vector<float> out(size_t(out_pitch) * h);
     CHECK(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
-    double worst = 0;
-    int64_t bad = 0;
+    BoundCheck check{k};
     for (int y = 0; y < h; y++) {
         for (int x = 0; x < w; x++) {
             double sum = 0, mag = 0;
@@ -1157,23 +1127,15 @@ int main(int argc, char **argv) {
                 sum += term;
                 mag += std::fabs(term);
             }
-            const double got = out[size_t(y) * out_pitch + x];
-            const double ratio = std::fabs(got - sum) / ((k + 4) * std::ldexp(1.0, -24) * mag + 1e-300);
-            if (!(ratio <= 1.0)) {
-                if (bad < 5) std::printf("  (%d, %d): %.9g, want %.9g (ratio %.3g)\n", x, y, got, sum, ratio);
-                bad++;
-            }
-            if (ratio == ratio) worst = std::max(worst, ratio);
+            check.add(x, y, out[size_t(y) * out_pitch + x], sum, mag);
         }
     }
     std::printf("K %d check: %lld of %lld outside the bound, largest error %.3f of (K + 4) 2^-24 sum|terms|\n", k,
-                (long long)bad, (long long)w * h, worst);
+                (long long)check.bad, (long long)w * h, check.worst);
     // The memory floor of one pass: a copy of the same bytes.
-    const int64_t n4 = int64_t(w) * h / 4;
-    const float copy_ms = median_ms(
-        [&] { copy_rows<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(din, in_pitch, dout, out_pitch, w, h); }, 20, s);
+    const float copy = copy_ms(din, in_pitch, dout, out_pitch, w, h, s);
     std::printf(
         "K %d %dx%d best %.4f ms (tiles/block %d), copy %.4f ms, %d SMs, %.1f effective TFLOPS (2 K per output)\n", k,
-        w, h, best, best_tpb, copy_ms, sms, 2.0 * k * w * double(h) / (best * 1e-3) / 1e12);
-    return bad == 0 || a.mode != 0 ? 0 : 1;
+        w, h, best, best_tpb, copy, sms, 2.0 * k * w * double(h) / (best * 1e-3) / 1e12);
+    return check.bad == 0 || a.mode != 0 ? 0 : 1;
 }
