@@ -38,10 +38,12 @@
 
 #include <algorithm>
 
-#include "split_pair.cuh"
+#include "common/split_f32.h"
 
 namespace halconv::rk::sep {
 namespace {
+
+using split_f32::split_pair;
 
 // Toeplitz blocks of 16 taps per list: ceil((k + 7) / 16).
 __host__ __device__ constexpr int64_t f16_blocks(int64_t k) {

@@ -142,13 +142,13 @@ template <int KP, int MB, int N, int Stages>
 __global__ void __launch_bounds__(Layout<KP, MB, N, Stages>::threads, 1) column_pass(const __grid_constant__ Args p) {
     using L = Layout<KP, MB, N, Stages>;
     extern __shared__ unsigned char raw[];
-    unsigned char *base = raw + ((1024 - (smem_address(raw) & 1023)) & 1023);
+    unsigned char *base = raw + ((1024 - (shared_address(raw) & 1023)) & 1023);
     unsigned char *stages = base;
     int *exponents_all = reinterpret_cast<int *>(base + Stages * L::stage_bytes);            // [consumer][span]
     float *factors_all = reinterpret_cast<float *>(exponents_all + L::consumers * L::span);  // [consumer][span]
     float *taps = reinterpret_cast<float *>(factors_all + L::consumers * L::span);
     uint64_t *bars = reinterpret_cast<uint64_t *>(taps + KP);
-    const uint32_t full0 = smem_address(bars), empty0 = full0 + 8 * Stages;
+    const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * Stages;
     const int tid = int(threadIdx.x);
     for (int i = tid; i < KP; i += L::threads) {
         taps[i] = i < p.k ? p.taps[i] * p.tap_scale : 0.0f;
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(Layout<KP, MB, N, Stages>::threads, 1) column_
                 mbarrier_wait(empty0 + 8 * s, (round & 1) ^ 1);
                 mbarrier_arrive_expect_tx(full0 + 8 * s, L::stage_bytes);
                 for (int plane = 0; plane < N / 8; plane++) {
-                    tma_load_3d(smem_address(stages + s * L::stage_bytes + plane * L::plane_bytes), &p.parts,
+                    tma_load_3d(shared_address(stages + s * L::stage_bytes + plane * L::plane_bytes), &p.parts,
                                 x0 + 8 * plane, (first + i) * 64 * MB, 0, full0 + 8 * s);
                 }
             }
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(Layout<KP, MB, N, Stages>::threads, 1) column_
         }
         named_barrier(1 + wg, 128);
         mbarrier_wait(full0 + 8 * s, (i / Stages) & 1);
-        const uint32_t b_hi = smem_address(stages + s * L::stage_bytes);
+        const uint32_t b_hi = shared_address(stages + s * L::stage_bytes);
         float acc[MB][N / 2];
 #pragma unroll
         for (int mb = 0; mb < MB; mb++) {

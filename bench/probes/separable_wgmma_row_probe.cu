@@ -218,8 +218,8 @@ __global__ void __launch_bounds__(kThreads) row_pass(Args p) {
                 acc[i] = __half2float(*reinterpret_cast<const __half *>(b_hi + 2 * (i + 64 * (t % 32))));
             }
         } else {
-            const uint32_t ah = smem_address(a_hi), am = smem_address(a_mid);
-            const uint32_t bh = smem_address(b_hi), bm = smem_address(b_mid);
+            const uint32_t ah = shared_address(a_hi), am = shared_address(a_mid);
+            const uint32_t bh = shared_address(b_hi), bm = shared_address(b_mid);
 #pragma unroll
             for (int c = 0; c < chains; c++) {
                 float(&d)[64] = c == 0 ? acc : chain;
@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(kThreads *WG) row_pass_v2(Args p) {
     using L = V2<KP, MB, N>;
     constexpr int chains = (L::KS + Chain - 1) / Chain;
     extern __shared__ unsigned char raw[];
-    const uint32_t raw_address = smem_address(raw);
+    const uint32_t raw_address = shared_address(raw);
     unsigned char *base = raw + ((1024 - (raw_address & 1023)) & 1023);  // atoms 1024-byte aligned
     const int wg = int(threadIdx.x) / kThreads;
     unsigned char *b_hi = base + wg * 2 * L::b_part, *b_mid = b_hi + L::b_part;
@@ -379,8 +379,8 @@ __global__ void __launch_bounds__(kThreads *WG) row_pass_v2(Args p) {
         fence_proxy_async();
         warpgroup_sync(wg);
 
-        const uint32_t ah = smem_address(a_hi), am = smem_address(a_mid);
-        const uint32_t bh = smem_address(b_hi), bm = smem_address(b_mid);
+        const uint32_t ah = shared_address(a_hi), am = shared_address(a_mid);
+        const uint32_t bh = shared_address(b_hi), bm = shared_address(b_mid);
 #pragma unroll 1
         for (int mb = 0; mb < MB; mb++) {
             float acc[N / 2], chain[N / 2];
@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(kThreads *WG) row_pass_v2(Args p) {
                     const uint32_t b_at = (mb + s / 4) * L::plane + (s % 4) * 32;
                     const uint64_t da_hi = wgmma_descriptor(ah + s * 2048, 1024, 128);
                     const uint64_t da_mid = wgmma_descriptor(am + s * 2048, 1024, 128);
-                    const uint64_t db_hi = sw128_descriptor(bh + b_at), db_mid = sw128_descriptor(bm + b_at);
+                    const uint64_t db_hi = wgmma_sw128_descriptor(bh + b_at), db_mid = wgmma_sw128_descriptor(bm + b_at);
                     mma<N>(d, da_mid, db_hi, s > c * Chain);
                     mma<N>(d, da_hi, db_mid, true);
                     mma<N>(d, da_hi, db_hi, true);
@@ -466,7 +466,7 @@ __device__ __forceinline__ void issue_products(float (&acc)[MB][N / 2], uint32_t
             const uint32_t b_at = (mb + ks / 4) * L::plane + (ks % 4) * 32;
             const uint64_t da_hi = wgmma_descriptor(ah + ks * 2048, 1024, 128);
             const uint64_t da_mid = wgmma_descriptor(am + ks * 2048, 1024, 128);
-            const uint64_t db_hi = sw128_descriptor(bh + b_at), db_mid = sw128_descriptor(bm + b_at);
+            const uint64_t db_hi = wgmma_sw128_descriptor(bh + b_at), db_mid = wgmma_sw128_descriptor(bm + b_at);
             mma_n<N>(acc[mb], da_mid, db_hi, ks > 0);
             mma_n<N>(acc[mb], da_hi, db_mid, true);
             mma_n<N>(acc[mb], da_hi, db_hi, true);
@@ -491,7 +491,7 @@ __global__ void __launch_bounds__(kThreads, 1) row_pass_v3(Args p) {
     using L = V2<KP, MB, N>;
     constexpr int row_floats = L::atoms * 64;
     extern __shared__ unsigned char raw[];
-    const uint32_t raw_address = smem_address(raw);
+    const uint32_t raw_address = shared_address(raw);
     unsigned char *base = raw + ((1024 - (raw_address & 1023)) & 1023);
     unsigned char *b_parts = base;  // buffer b, part h at (2 b + h) * b_part
     float *stage = reinterpret_cast<float *>(base + 4 * L::b_part);
@@ -510,7 +510,7 @@ __global__ void __launch_bounds__(kThreads, 1) row_pass_v3(Args p) {
         for (int e = t; e < N * row_floats / 4; e += kThreads) {
             const int n = e / (row_floats / 4), c = e % (row_floats / 4);
             const int y = y0 + n < p.height ? y0 + n : 0;
-            cp_async_zfill<16>(smem_address(stage + n * row_floats + 4 * c),
+            cp_async_zfill<16>(shared_address(stage + n * row_floats + 4 * c),
                                p.in + int64_t(y) * p.in_pitch + x0 + 4 * c, 16);
         }
         cp_async_commit();
@@ -565,14 +565,14 @@ __global__ void __launch_bounds__(kThreads, 1) row_pass_v3(Args p) {
     if (count > 1) {
         load(first + 1);
     }
-    const uint32_t ah = smem_address(a_hi), am = smem_address(a_mid);
+    const uint32_t ah = shared_address(a_hi), am = shared_address(a_mid);
 #pragma unroll 1
     for (int i = 0; i < count; i++) {
         const int buffer = i % 2, y0 = (first + i) * N;
         fence_proxy_async();
         __syncthreads();
         float acc[MB][N / 2];
-        const uint32_t bh = smem_address(b_parts + 2 * buffer * L::b_part), bm = bh + L::b_part;
+        const uint32_t bh = shared_address(b_parts + 2 * buffer * L::b_part), bm = bh + L::b_part;
         wgmma_fence();
         issue_products<L, MB, N>(acc, ah, am, bh, bm);
         wgmma_commit();
@@ -658,7 +658,7 @@ __device__ __forceinline__ void produce_tiles(const Args &p, float *stages, uint
         const int y0 = (first + i) * N;
         for (int n = lane; n < N; n += 32) {
             const int y = y0 + n < p.height ? y0 + n : 0;
-            bulk_load(smem_address(stages + (s * N + n) * RowFloats), p.in + int64_t(y) * p.in_pitch + x0,
+            bulk_load(shared_address(stages + (s * N + n) * RowFloats), p.in + int64_t(y) * p.in_pitch + x0,
                       RowFloats * 4, full0 + 8 * s);
         }
     }
@@ -686,7 +686,7 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
     using F = V4<KP, MB, N, Stages>;
     using L = V2<KP, MB, N>;
     extern __shared__ unsigned char raw[];
-    const uint32_t raw_address = smem_address(raw);
+    const uint32_t raw_address = shared_address(raw);
     unsigned char *base = raw + ((1024 - (raw_address & 1023)) & 1023);
     unsigned char *b_all = base;
     float *stages = reinterpret_cast<float *>(base + F::consumers * 2 * L::b_part);
@@ -694,7 +694,7 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
     unsigned char *a_mid = a_hi + L::a_part;
     float *unscale_all = reinterpret_cast<float *>(a_mid + L::a_part);
     uint64_t *bars = reinterpret_cast<uint64_t *>(unscale_all + F::consumers * N);  // full[Stages], empty[Stages]
-    const uint32_t full0 = smem_address(bars), empty0 = full0 + 8 * Stages;
+    const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * Stages;
     const int tid = int(threadIdx.x);
 
     stage_taps_block<KP>(p, a_hi, a_mid, tid, F::threads);
@@ -718,8 +718,8 @@ __global__ void __launch_bounds__(V4<KP, MB, N, Stages>::threads, 1) row_pass_v4
     const int wg = tid / 128, t = tid % 128, warp = t / 32, lane = t % 32;
     unsigned char *b_hi = b_all + wg * 2 * L::b_part, *b_mid = b_hi + L::b_part;
     float *unscale = unscale_all + wg * N;
-    const uint32_t ah = smem_address(a_hi), am = smem_address(a_mid);
-    const uint32_t bh = smem_address(b_hi), bm = smem_address(b_mid);
+    const uint32_t ah = shared_address(a_hi), am = shared_address(a_mid);
+    const uint32_t bh = shared_address(b_hi), bm = shared_address(b_mid);
     for (int i = wg; i < count; i += F::consumers) {
         const int s = i % Stages, round = i / Stages, y0 = (first + i) * N;
         mbarrier_wait(full0 + 8 * s, round & 1);
@@ -763,19 +763,6 @@ float run_v4(const Args &a, int reps, cudaStream_t s) {
     return median_ms([&] { row_pass_v4<KP, MB, N, Stages><<<grid, F::threads, bytes, s>>>(a); }, reps, s);
 }
 
-// d (64 x 32) = A B + (accumulate ? d : 0) with A from registers (the fragment of
-// mma.m16n8k16 per warp: warp w holds rows 16 w .. 16 w + 15), B k-major from shared memory.
-__device__ inline void wgmma_m64n32k16_ra(float (&d)[16], const uint32_t (&a)[4], uint64_t b, bool accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-        "}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
-          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
-}
-
 // The fifth form: the fourth with the taps' Toeplitz block in registers (each warp's 16
 // rows of each k16 slice, both parts: no shared memory for A, no reads of it), and two B
 // buffers a consumer: the split of its next tile runs while the tensor cores multiply the
@@ -807,13 +794,13 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages, Consumers>::threads, 1) row
     using L = V2<KP, MB, 32>;
     constexpr int N = 32;
     extern __shared__ unsigned char raw[];
-    const uint32_t raw_address = smem_address(raw);
+    const uint32_t raw_address = shared_address(raw);
     unsigned char *base = raw + ((1024 - (raw_address & 1023)) & 1023);
     unsigned char *b_all = base;  // consumer c, buffer b, part h at ((c * 2 + b) * 2 + h) * b_part
     float *stages = reinterpret_cast<float *>(base + F::consumers * 4 * L::b_part);
     float *unscale_all = stages + Stages * N * F::row_floats;  // [consumer][buffer][N]
     uint64_t *bars = reinterpret_cast<uint64_t *>(unscale_all + F::consumers * 2 * N);
-    const uint32_t full0 = smem_address(bars), empty0 = full0 + 8 * Stages;
+    const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * Stages;
     const int tid = int(threadIdx.x);
     if (tid == 0) {
         for (int s = 0; s < Stages; s++) {
@@ -888,7 +875,7 @@ __global__ void __launch_bounds__(V5<KP, MB, Stages, Consumers>::threads, 1) row
     for (int i = wg; i < count; i += F::consumers, buffer ^= 1) {
         const int y0 = (first + i) * N;
         // One descriptor a buffer; each product's is it plus a constant (its start field).
-        const uint64_t d_hi = sw128_descriptor(smem_address(b_all + (wg * 2 + buffer) * 2 * L::b_part));
+        const uint64_t d_hi = wgmma_sw128_descriptor(shared_address(b_all + (wg * 2 + buffer) * 2 * L::b_part));
         const uint64_t d_mid = d_hi + (L::b_part >> 4);
         float acc[MB][N / 2];
         wgmma_fence();

@@ -15,8 +15,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/mma_sync.cuh"
 #include "common/split_f32.h"
-#include "split_pair.cuh"
+#include "common/wgmma.cuh"
 
 #define CHECK(x)                                                                                    \
     do {                                                                                            \
@@ -52,19 +53,8 @@ float median_ms(Launch launch, int reps, cudaStream_t s) {
     return ms[ms.size() / 2];
 }
 
-__device__ __forceinline__ uint32_t smem_address(const void *p) {
-    return uint32_t(__cvta_generic_to_shared(p));
-}
-
-// A k-major operand in 128-byte-swizzled atoms (8 rows of 64 halfs, 1024 bytes; SBO 1024).
-__device__ __forceinline__ uint64_t sw128_descriptor(uint32_t start) {
-    return uint64_t((start >> 4) & 0x3fff) | uint64_t(1) << 16 | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
-}
-
-// 2^e as a float: built from its bits where 2^e is a normal float, else ldexpf.
-__device__ __forceinline__ float pow2(int e) {
-    return e >= -126 && e <= 127 ? __int_as_float((e + 127) << 23) : ldexpf(1.0f, e);
-}
+using halconv::rk::split_f32::pow2;
+using halconv::rk::split_f32::split_pair;
 
 // The taps' Toeplitz block as wgmma register fragments, both parts: KS k16 slices of
 // mma.m16n8k16's A per warp (rows m = 16 warp + g (+ 8), columns k = 16 ks + 2 q (+ 1) (+ 8)),
@@ -79,7 +69,7 @@ __device__ __forceinline__ void toeplitz_fragments(uint32_t (&hi)[KS][4], uint32
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int m = 16 * warp + g + (r % 2) * 8, k = 16 * ks + 2 * q + (r / 2) * 8;
-            halconv::rk::split_pair(value(m, k), value(m, k + 1), hi[ks][r], mid[ks][r]);
+            split_pair(value(m, k), value(m, k + 1), hi[ks][r], mid[ks][r]);
         }
     }
 }

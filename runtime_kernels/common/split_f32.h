@@ -136,4 +136,22 @@ HALCONV_HOST_DEVICE inline InPlaceParts split_in_place(float scaled) {
     return {hi, round_to_f16(scaled - hi)};
 }
 
+#if defined(__CUDACC__)
+// split_in_place for two scaled values at once, as two half2 registers (hi, mid), with
+// paired conversions: what the wgmma kernels stage (the separable passes, their probes).
+__device__ inline void split_pair(float a, float b, uint32_t &hi, uint32_t &mid) {
+    const __half2 h = __floats2half2_rn(a, b);
+    const float2 back = __half22float2(h);
+    const __half2 m = __floats2half2_rn(a - back.x, b - back.y);
+    hi = *reinterpret_cast<const uint32_t *>(&h);
+    mid = *reinterpret_cast<const uint32_t *>(&m);
+}
+
+// 2^e as a float, a scale_exponent's factor: from its bits where 2^e is a normal float,
+// else ldexpf.
+__device__ inline float pow2(int e) {
+    return e >= -126 && e <= 127 ? __int_as_float((e + 127) << 23) : ldexpf(1.0f, e);
+}
+#endif
+
 }  // namespace halconv::rk::split_f32

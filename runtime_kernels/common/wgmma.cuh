@@ -34,6 +34,13 @@ __device__ inline uint64_t wgmma_offset(uint64_t desc, uint32_t bytes) {
     return desc + (bytes >> 4);
 }
 
+// A k-major descriptor of 128-byte-swizzled atoms (layout type 1: 8 rows of 64 halfs, 1024
+// bytes, SBO 1024): rows of an operand 128 bytes apart, their 16-byte chunks permuted by
+// the row within the atom, so that staging stores and the wgmma's reads miss bank conflicts.
+__device__ inline uint64_t wgmma_sw128_descriptor(uint32_t start) {
+    return uint64_t((start >> 4) & 0x3fff) | uint64_t(1) << 16 | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
+}
+
 // Orders earlier register accesses to the accumulators before the next wgmma.
 __device__ inline void wgmma_fence() {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -76,6 +83,19 @@ __device__ inline void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, 
           "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
           "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "l"(a), "l"(b), "r"(int(accumulate)), "n"(TransB));
+}
+
+// d (64 x 32) = A B + (accumulate ? d : 0), A from registers (mma.m16n8k16's fragment per
+// warp: warp w holds rows 16 w .. 16 w + 15), B k-major from shared memory.
+__device__ inline void wgmma_m64n32k16_ra(float (&d)[16], const uint32_t (&a)[4], uint64_t b, bool accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+        "}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
 }
 
 // TransB 1: B is N-major (PTX imm-trans-b), each 16-byte core-matrix row 8 consecutive n
