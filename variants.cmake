@@ -41,6 +41,10 @@ halconv_variant(separable cpu separable cpu_separable_two_pass REQUIRES rank1)
 # overtake the sliding pass, and wherever its ring of row sums does not fit (4096^2 f32:
 # K = 255 in about 0.3 ms where the Halide schedules took tens); the sliding pass below;
 # the Halide schedules for the rest.
+# From kernels of tensor_core_min_taps together on large outputs, f32 on an sm_90 device:
+# the two tensor-core line passes (runtime_kernels/separable/separable_tensor_core.h).
+halconv_variant(separable cuda separable_cuda tensor_core PRECISIONS f32
+    REQUIRES rank1 separable_tensor_core_fits separable_tensor_core_pays)
 halconv_variant(separable cuda separable_cuda fft_lines PRECISIONS f32 f16 f16f32
     REQUIRES rank1 separable_fft_lines_fits separable_fft_lines_pays)
 halconv_variant(separable cuda separable_cuda sliding REQUIRES rank1 separable_sliding_fits)

@@ -4,12 +4,13 @@
 //   rows(x, y)   = sum_i row(i) * padded(x + i - offset_x, y)
 //   output(x, y) = sum_j col(j) * rows(x, y + j - offset_y)
 //
-// halconv_separable_cuda: the same definition as hand-written extern stages on CUDA
-// cores (runtime_kernels/separable/halconv_sep.h), in two forms: `sliding` applies the
+// halconv_separable_cuda: the same definition as hand-written extern stages
+// (runtime_kernels/separable/halconv_sep.h), in three forms: `sliding` applies the
 // boundary rule as it stages the image and keeps the sums' sliding windows in registers;
 // `fft_lines` (float32 transforms: f32, f16f32, f16) runs both passes as 1D overlap-save
 // FFTs along lines, from 80 to 150 taps together by output size (fft_lines_crossover) and
-// past the sliding pass's shared memory.
+// past the sliding pass's shared memory; `tensor_core` (f32, sm_90) runs both passes as
+// Toeplitz products on Hopper's warpgroup tensor cores.
 #include <map>
 
 #include "Halide.h"
@@ -76,9 +77,10 @@ public:
     }
 };
 
-enum class SeparableForm { sliding, fft_lines };
+enum class SeparableForm { sliding, fft_lines, tensor_core };
 inline const std::map<std::string, SeparableForm> separable_form_names = {{"sliding", SeparableForm::sliding},
-                                                                          {"fft_lines", SeparableForm::fft_lines}};
+                                                                          {"fft_lines", SeparableForm::fft_lines},
+                                                                          {"tensor_core", SeparableForm::tensor_core}};
 
 class SeparableCuda : public Halide::Generator<SeparableCuda> {
 public:
@@ -101,6 +103,8 @@ public:
         require(get_target().has_feature(Halide::Target::CUDA), "separable_cuda: the extern stage needs a CUDA target");
         require(SeparableForm(form) != SeparableForm::fft_lines || Precision(precision) != Precision::f64,
                 "separable_cuda: the fft_lines form has float32 transforms (f32, f16f32, f16), not f64");
+        require(SeparableForm(form) != SeparableForm::tensor_core || Precision(precision) == Precision::f32,
+                "separable_cuda: the tensor_core form is float32 on float16 parts (f32 only)");
         // ALGORITHM (the schedule is the extern stage's own)
         const std::string form_name = name_in(separable_form_names, SeparableForm(form));
         Var x{"x"}, y{"y"};

@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "separable/separable_fft.h"
 #include "separable/separable_sliding.h"
+#include "separable/separable_tensor_core.h"
 
 namespace halconv::internal {
 
@@ -134,6 +135,30 @@ std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &)
                     : "outputs of " + std::to_string(from) + " to " + std::to_string(c.below_outputs - 1) + " samples";
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " has fewer than " + std::to_string(c.taps) +
            " taps together (kw + kh), where the sliding pass is the faster on " + outputs;
+}
+
+std::string limit_separable_tensor_core_fits(const Request &r, const VariantRow &) {
+    if (rk::sep::tensor_core_depth(r.kernel_width) == 0 || rk::sep::tensor_core_depth(r.kernel_height) == 0) {
+        return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " is past the tensor-core passes' " +
+               std::to_string(rk::sep::tensor_core_max_taps) + " taps per axis";
+    }
+    if (const auto [major, minor] = current_compute_capability(); major != 9 || minor != 0) {
+        return "the tensor-core passes are sm_90a machine code (Hopper's wgmma); this device is " +
+               (major == 0 ? std::string("not a CUDA device") : "sm_" + std::to_string(major) + std::to_string(minor));
+    }
+    return {};
+}
+
+std::string limit_separable_tensor_core_pays(const Request &r, const VariantRow &) {
+    if (rk::sep::tensor_core_preferred(r.kernel_width, r.kernel_height, r.output_width, r.output_height)) {
+        return {};
+    }
+    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " on an output of " +
+           shape_text(r.output_width, r.output_height) + ": the tensor-core passes pay from " +
+           std::to_string(rk::sep::tensor_core_min_taps) + " taps together (kw + kh) on outputs of " +
+           std::to_string(rk::sep::tensor_core_min_outputs) + " samples or more (" +
+           std::to_string(rk::sep::tensor_core_min_outputs_deep) + " for an axis past " +
+           std::to_string(rk::sep::tensor_core_shallow_taps) + " taps)";
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

@@ -20,6 +20,7 @@
 #include "recursive/recursive_layout.h"
 #include "registry.h"
 #include "separable/separable_fft.h"
+#include "separable/separable_tensor_core.h"
 #include "single_channel/halconv_tc.h"
 #include "workspace_pool.h"
 
@@ -326,6 +327,12 @@ void finish(PlanState &s) {
         s.extern_bytes =
             rk::sep::fft_lines_layout(s.output.width, s.output.height, s.image.height, s.kernel.width, s.kernel.height)
                 .tables_offset;
+        device_bytes = rk::align_scratch(s.extern_bytes);
+    }
+    if (row.signature == internal::Signature::separable && cuda &&
+        std::string_view(row.generator) == "separable_cuda" && std::string_view(row.schedule) == "tensor_core") {
+        // The intermediate between the two passes (the output's width in lines of the image's height).
+        s.extern_bytes = rk::sep::tensor_core_workspace_bytes(s.output.width, s.image.height);
         device_bytes = rk::align_scratch(s.extern_bytes);
     }
     if (row.signature == internal::Signature::recursive_gaussian && cuda) {

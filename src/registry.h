@@ -160,6 +160,9 @@ std::string limit_gpu_separable_tile(const Request &r, const VariantRow &row);
 std::string limit_separable_sliding_fits(const Request &r, const VariantRow &row);
 std::string limit_separable_fft_lines_fits(const Request &r, const VariantRow &row);
 std::string limit_separable_fft_lines_pays(const Request &r, const VariantRow &row);
+// Kernels up to tensor_core_max_taps per axis on an sm_90 device.
+std::string limit_separable_tensor_core_fits(const Request &r, const VariantRow &row);
+std::string limit_separable_tensor_core_pays(const Request &r, const VariantRow &row);
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row);
 std::string limit_gpu_conv2d_tile(const Request &r, const VariantRow &row);
 std::string limit_conv2d_sliding_kernel(const Request &r, const VariantRow &row);

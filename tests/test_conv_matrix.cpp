@@ -9,9 +9,11 @@
 #include "conv2d/conv2d_sliding.h"
 #include "fft/fft_line_plan.h"
 #include "geometry.h"
+#include "internal.h"
 #include "registry.h"
 #include "separable/separable_fft.h"
 #include "separable/separable_sliding.h"
+#include "separable/separable_tensor_core.h"
 #include "test_support.h"
 
 namespace halconv::test {
@@ -379,10 +381,12 @@ TEST(RegistryLimits, GpuGridWidthAndSlidingPass) {
             const std::string refusal = row->refusal(r);
             // Anderson2021 writes the autoscheduled row's schedule (its tall outputs run in
             // bands, plan.cpp); the sliding passes (separable, low_rank, conv2d) and the
-            // fft_lines pass (one-dimensional grids of blocks) have grids of their own.
+            // fft_lines pass (one-dimensional grids of blocks) and the tensor-core passes (blocks
+            // along lines in x, tiles of lines in y) have grids of their own.
             const bool own_grid = row->autoscheduled || row->name() == "separable_cuda_sliding" ||
-                                  row->name() == "separable_cuda_fft_lines" || row->name() == "low_rank_cuda_sliding" ||
-                                  row->name() == "conv2d_cuda_sliding";
+                                  row->name() == "separable_cuda_fft_lines" ||
+                                  row->name() == "separable_cuda_tensor_core" ||
+                                  row->name() == "low_rank_cuda_sliding" || row->name() == "conv2d_cuda_sliding";
             EXPECT_EQ(refusal.find("CUDA's grid limit") != std::string::npos, !own_grid)
                 << row->name() << ": " << refusal;
             refused += own_grid ? 0 : 1;
@@ -845,6 +849,237 @@ TEST_P(CudaSeparable, FftLinesPassKeepsNonFiniteSamplesInTheirWindows) {
         }
         EXPECT_EQ(off, 0);
         EXPECT_EQ(held, kw * height);  // 9 columns, and every row (the column taps outreach the image)
+    }
+}
+
+// ---- The tensor-core passes (runtime_kernels/separable/separable_tensor_core.h) ----
+
+// The registry's tensor-core row, run directly (the separable entry gives it only large
+// outputs: these are small, so that the float64 reference stays quick), on sm_90 devices.
+class CudaSeparableTensorCore : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!cuda_available()) {
+            GTEST_SKIP() << "no CUDA device on this machine: GPU variants are tested on a GPU machine";
+        }
+        if (const auto [major, minor] = internal::current_compute_capability(); major != 9 || minor != 0) {
+            GTEST_SKIP() << "the tensor-core passes are sm_90a code; this device is sm_" << major << minor;
+        }
+        for (const internal::VariantRow &row : internal::variant_rows()) {
+            if (row.name() == "separable_cuda_tensor_core") {
+                run_ = row.fns(Precision::f32).separable;
+            }
+        }
+        ASSERT_NE(run_, nullptr);
+    }
+
+    // out = the passes over `input` (row taps then column taps) in `mode`, as the plan calls them;
+    // input and taps as written on the host, out as it lies on the device.
+    void run(Halide::Runtime::Buffer<float> &input, Halide::Runtime::Buffer<> &row, Halide::Runtime::Buffer<> &col,
+             Mode mode, Boundary b, double fill, bool flip, Halide::Runtime::Buffer<float> &out) {
+        const int ox = internal::mode_offset(row.width(), mode, flip);
+        const int oy = internal::mode_offset(col.width(), mode, flip);
+        for (Halide::Runtime::Buffer<> *taps : {&row, &col}) {
+            taps->set_host_dirty();
+        }
+        input.set_host_dirty();
+        // As the plan runs a row: halconv's runtime hooks and stream, the buffers on the device.
+        internal::run_pipeline(Device::cuda, {input.raw_buffer(), row.raw_buffer(), col.raw_buffer()}, out.raw_buffer(),
+                               Stream{}, "tensor-core passes", [&] {
+                                   return run_(input.raw_buffer(), row.raw_buffer(), col.raw_buffer(), int32_t(b), fill,
+                                               ox, oy, flip, out.raw_buffer());
+                               });
+        ASSERT_EQ(out.copy_to_host(), 0);
+    }
+
+    // A w x h float32 buffer `pad` samples into rows of w + pad (misaligned rows where pad is
+    // odd), poisoned with `poison` on the device.
+    static Halide::Runtime::Buffer<float> poisoned_output(int w, int h, int pad, float poison) {
+        Halide::Runtime::Buffer<float> whole(w + pad, h);
+        whole.fill(poison);
+        whole.set_host_dirty();
+        EXPECT_EQ(whole.copy_to_device(cuda_device_interface()), 0);
+        Halide::Runtime::Buffer<float> out = whole.cropped(0, pad, w);
+        out.translate(0, -pad);
+        return out;
+    }
+
+    internal::SeparableFn run_ = nullptr;
+};
+
+// The passes' bound (runtime_kernels/separable/halconv_sep.h): each pass sums a line's K
+// products of float16 parts, so a sum is within (K + 8) u sum|tap x| (the float32 sums' and
+// the parts' rounding) plus 2^-38 K max|tap| max|x| (a part below float16's normal range
+// keeps 2^-25 absolutely at a scale that puts the line's largest at 2^14: values 2^28 and
+// more below it lose their relative precision). Through both passes: (kw + kh + 16) u
+// sum|col| sum|row| |x| plus 2^-38 max|x| (kw max|row| sum|col| + kh max|col| sum|row|),
+// max|x| over the image and the fill. A misplaced tap or sample costs |tap x|.
+::testing::AssertionResult matches_passes(const Halide::Runtime::Buffer<float> &out, const Reference &ref,
+                                          const std::vector<double> &row, const std::vector<double> &col,
+                                          double max_abs_x) {
+    Halide::Runtime::Buffer<> dense(halide_type_t(halide_type_float, 32), out.width(), out.height());
+    for (int y = 0; y < out.height(); y++) {
+        for (int x = 0; x < out.width(); x++) {
+            store(dense, size_t(y) * out.width() + x, out(out.dim(0).min() + x, out.dim(1).min() + y));
+        }
+    }
+    const auto largest = [](const std::vector<double> &v) {
+        double m = 0.0;
+        for (double t : v) {
+            m = std::max(m, std::fabs(t));
+        }
+        return m;
+    };
+    const double n = double(row.size() + col.size()) + 16, u = 0x1p-24;
+    const double absolute =
+        0x1p-38 * max_abs_x *
+        (double(row.size()) * largest(row) * abs_sum(col) + double(col.size()) * largest(col) * abs_sum(row));
+    return compare_samples(dense, ref, [&](size_t i, double want) {
+        return n * u * ref.magnitude.data[i] + absolute + output_roundoff(Precision::f32) * std::fabs(want) +
+               (n + 1) * underflow_step(Precision::f32);
+    });
+}
+
+// Every mode, boundary, correlation and convolution; kernels of each depth the kernel is
+// built for (96 ... 192: 1 to 129 taps) and at their edges; lines of one sample, partial
+// tiles along both axes, kernels longer than the image; images whose rows are not 16-byte
+// aligned (copied sample by sample) and outputs whose rows are not 8-byte aligned (stored
+// one sum at a time); lines at scales 2^-20 ... 2^20 apart.
+TEST_F(CudaSeparableTensorCore, MatchesFloat64Reference) {
+    const std::vector<Shape> shapes = {{300, 200, 64, 64},   {333, 517, 129, 1}, {517, 333, 1, 129}, {97, 61, 65, 66},
+                                       {1, 70, 17, 33},      {70, 1, 33, 17},    {5, 7, 129, 129},   {260, 90, 96, 31},
+                                       {64, 32, 2, 3},       {1000, 40, 97, 98}, {40, 1000, 98, 97}, {131, 97, 34, 35},
+                                       {200, 130, 113, 114}, {193, 67, 128, 2}};
+    int index = 0;
+    for (const Shape &s : shapes) {
+        for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
+            if (mode == Mode::valid && (s.kernel_width > s.image_width || s.kernel_height > s.image_height)) {
+                continue;
+            }
+            const auto boundary = Boundary(index % 5);
+            const bool flip = index % 2 == 1, ends = index % 3 == 2, misaligned = index % 4 == 1,
+                       scaled = index % 7 == 3;
+            ++index;
+            SCOPED_TRACE(std::to_string(s.image_width) + "x" + std::to_string(s.image_height) + " K " +
+                         std::to_string(s.kernel_width) + "x" + std::to_string(s.kernel_height) + " " +
+                         to_string(mode) + " " + to_string(boundary) + (flip ? " convolve" : " correlate") +
+                         (ends ? " end taps" : "") + (misaligned ? " misaligned" : "") +
+                         (scaled ? " scaled lines" : ""));
+            const halide_type_t f32(halide_type_float, 32);
+            Image img;
+            std::vector<double> row, col;
+            random_buffer(f32, s.image_width, s.image_height, img);
+            if (scaled) {
+                for (int y = 0; y < img.height; y++) {
+                    const double scale = std::ldexp(1.0, (y * 7) % 41 - 20);
+                    for (int x = 0; x < img.width; x++) {
+                        img.data[size_t(y) * img.width + x] *= scale;
+                    }
+                }
+            }
+            // Misaligned: the image one sample into rows of width + 1, the output likewise.
+            const int pad = misaligned ? 1 : 0;
+            Halide::Runtime::Buffer<float> image_store(s.image_width + pad, s.image_height);
+            Halide::Runtime::Buffer<float> input = image_store.cropped(0, pad, s.image_width);
+            input.translate(0, -pad);
+            for (int y = 0; y < s.image_height; y++) {
+                for (int x = 0; x < s.image_width; x++) {
+                    input(x, y) = float(img.data[size_t(y) * img.width + x]);
+                    img.data[size_t(y) * img.width + x] = input(x, y);
+                }
+            }
+            Halide::Runtime::Buffer<> row_taps = taps_buffer(f32, s.kernel_width, ends, row);
+            Halide::Runtime::Buffer<> col_taps = taps_buffer(f32, s.kernel_height, ends, col);
+            const double fill = double(float(std::uniform_real_distribution<double>(-2.0, 2.0)(rng())));
+            const Extent2d e = output_extent({s.image_width, s.image_height}, {s.kernel_width, s.kernel_height}, mode);
+            Halide::Runtime::Buffer<float> out = poisoned_output(e.width, e.height, pad, std::nanf(""));
+            run(input, row_taps, col_taps, mode, boundary, fill, flip, out);
+            const Reference ref = separable_reference(img, row, col, mode, boundary, fill, flip);
+            EXPECT_TRUE(matches_passes(out, ref, row, col, max_abs_sample(img, boundary, fill)));
+        }
+    }
+    EXPECT_EQ(index, 36);
+}
+
+// NaN and Inf reach exactly the outputs whose window holds them (their lines are summed
+// directly in each pass), and every other output keeps the bound.
+TEST_F(CudaSeparableTensorCore, KeepsNonFiniteSamplesInTheirWindows) {
+    constexpr int width = 300, height = 200, kw = 41, kh = 77;
+    const halide_type_t f32(halide_type_float, 32);
+    for (double bad : {std::nan(""), double(INFINITY), -double(INFINITY)}) {
+        SCOPED_TRACE(bad);
+        Image img;
+        std::vector<double> row, col;
+        random_buffer(f32, width, height, img);
+        Halide::Runtime::Buffer<float> input(width, height);
+        const size_t at = size_t(90) * width + 140;
+        img.data[at] = bad;
+        for (int y = 0; y < height; y++) {
+            for (int x = 0; x < width; x++) {
+                input(x, y) = float(img.data[size_t(y) * width + x]);
+            }
+        }
+        Image marked = img;
+        marked.data[at] = std::nan("");
+        Halide::Runtime::Buffer<> row_taps = taps_buffer(f32, kw, false, row);
+        Halide::Runtime::Buffer<> col_taps = taps_buffer(f32, kh, false, col);
+        Halide::Runtime::Buffer<float> out = poisoned_output(width, height, 0, 12345.0f);
+        run(input, row_taps, col_taps, Mode::same, Boundary::reflect, 0.0, false, out);
+        const Reference ref = separable_reference(img, row, col, Mode::same, Boundary::reflect, 0.0, false);
+        const Reference windows = separable_reference(marked, row, col, Mode::same, Boundary::reflect, 0.0, false);
+        Halide::Runtime::Buffer<> finite(f32, width, height);
+        Reference want = ref;
+        int held = 0;
+        for (int y = 0; y < height; y++) {
+            for (int x = 0; x < width; x++) {
+                const size_t i = size_t(y) * width + x;
+                const bool in_window = std::isnan(windows.value.data[i]);
+                held += in_window ? 1 : 0;
+                if (in_window) {
+                    const double got = out(x, y), w = ref.value.data[i];
+                    EXPECT_TRUE(std::isnan(w) ? std::isnan(got) : got == w)
+                        << x << "," << y << ": " << got << " for " << w;
+                }
+                store(finite, i, in_window ? 0.0 : double(out(x, y)));
+                want.value.data[i] = in_window ? 0.0 : ref.value.data[i];
+                want.magnitude.data[i] = in_window ? 0.0 : ref.magnitude.data[i];
+            }
+        }
+        EXPECT_EQ(held, kw * kh);
+        EXPECT_TRUE(matches_reference(finite, want, Precision::f32, kw + kh + 12));
+    }
+}
+
+// The separable entry gives the passes large outputs from tensor_core_min_taps taps
+// together (f32, sm_90), and keeps the sliding pass below; the deeper kernels (an axis past
+// tensor_core_shallow_taps) only larger outputs.
+TEST_F(CudaSeparableTensorCore, SeparableEntryTakesThemWhereTheyPay) {
+    const halide_type_t f32(halide_type_float, 32);
+    constexpr int side = 2048;
+    static_assert(int64_t(side) * side >= rk::sep::tensor_core_min_outputs &&
+                  int64_t(side) * side < rk::sep::tensor_core_min_outputs_deep);
+    const int k = int(rk::sep::tensor_core_min_taps / 2);
+    for (const auto &[kw, kh] : {std::pair{k, k}, std::pair{k - 1, k}, std::pair{k, 66}}) {
+        SCOPED_TRACE(std::to_string(kw) + "x" + std::to_string(kh));
+        Image img;
+        std::vector<double> row, col;
+        Halide::Runtime::Buffer<> input = random_buffer(f32, side, side, img);
+        Halide::Runtime::Buffer<> row_taps = taps_buffer(f32, kw, false, row);
+        Halide::Runtime::Buffer<> col_taps = taps_buffer(f32, kh, false, col);
+        Options o;
+        o.device = Device::cuda;
+        o.boundary = Boundary::mirror;
+        Halide::Runtime::Buffer<> out(f32, side, side);
+        poison(out);
+        ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
+        const Dispatch d = separable_correlate2d(input, row_taps, col_taps, out, o);
+        const bool pays = kw + kh >= rk::sep::tensor_core_min_taps && kh <= rk::sep::tensor_core_shallow_taps;
+        EXPECT_EQ(rk::sep::tensor_core_preferred(kw, kh, side, side), pays);
+        // Below, these kernels are the sliding pass's on this output (fft_lines' from 150 taps together).
+        EXPECT_EQ(d.variant, pays ? "separable_cuda_tensor_core" : "separable_cuda_sliding");
+        ASSERT_EQ(out.copy_to_host(), 0);
+        const Reference ref = separable_reference(img, row, col, Mode::same, Boundary::mirror, 0.0, false);
+        EXPECT_TRUE(matches_reference(out, ref, Precision::f32, kw + kh + 12));
     }
 }
 

@@ -1,6 +1,7 @@
-// The separable correlation on CUDA cores as Halide extern stages: the sliding pass
+// The separable correlation as Halide extern stages: on CUDA cores the sliding pass
 // (separable_sliding.cu; the plan in separable_sliding.h) and 1D FFTs along lines
-// (separable_fft.cu; the plan in separable_fft.h).
+// (separable_fft.cu; the plan in separable_fft.h); on Hopper's tensor cores two line passes
+// (separable_tensor_core_sm90.cu; the plan in separable_tensor_core.h).
 //
 // halconv_sep_sliding_<precision>(in, row_kernel, col_kernel, boundary, fill, offset_x,
 // offset_y, flip, out) computes, for every output position (x, y) of `out`,
@@ -33,6 +34,18 @@
 // and the spectra (fft_lines_layout), from the installed workspace or allocated per call;
 // where the workspace holds tables a plan prepared for this very call (FftLinesTables),
 // only the intermediate, and the call skips its setup and spectra kernels.
+//
+// halconv_sep_tensor_core_f32(...), the same arguments and definition for one term (1D
+// kernels of up to tensor_core_max_taps each), on sm_90 devices only: a pass of the row taps
+// along the image's rows into a float32 intermediate (the output's width in lines of the
+// image's height, transposed), then one of the column taps along its lines into the output.
+// Each pass sums on float16 tensor cores with its samples carried as two float16 parts,
+// each line of 64 MB + K - 1 samples (MB = 3 to 65 taps, else 2) at its own power-of-two
+// scale, so that a pass's output keeps the float32 bound (K + 4) 2^-24 sum|tap x| but for
+// samples more than 2^28 below their line's largest, which keep 2^-40 of that largest
+// absolutely. A line holding NaN or Inf is summed directly (the samples reach only the
+// outputs whose window holds them). Scratch: the intermediate
+// (tensor_core_workspace_bytes), from the installed workspace or allocated per call.
 #pragma once
 
 #include <stdint.h>
@@ -65,6 +78,10 @@ int halconv_sep_fft_lines_f16(halide_buffer_t *in, halide_buffer_t *row_kernel, 
 int halconv_sep_fft_lines_f16f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
                                  int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
                                  halide_buffer_t *out);
+
+int halconv_sep_tensor_core_f32(halide_buffer_t *in, halide_buffer_t *row_kernel, halide_buffer_t *col_kernel,
+                                int32_t boundary, double fill, int32_t offset_x, int32_t offset_y, bool flip,
+                                halide_buffer_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,0 +1,578 @@
+// The separable correlation on Hopper's warpgroup tensor cores (the `tensor_core` variant of
+// the separable algorithm, float32; the plan in separable_tensor_core.h):
+//   output(x, y) = sum_j col(j) sum_i row(i) padded(x + i - offset_x, y + j - offset_y)
+// as two passes of one kernel, each filtering lines along x and storing its sums transposed.
+// A hand-written extern stage because Halide cannot issue wgmma; built as sm_90a machine
+// code only, so the registry offers it on sm_90 devices alone.
+//
+// A pass's tile is 64 MB outputs along a line times 32 lines: D (64 x 32) = A (64 x KP)
+// B (KP x 32) for each of its MB blocks of 64 outputs, with A(m, k) = tap(k - m) (zero
+// outside the taps: a Toeplitz block, in registers, built once a block) and B(k, n) sample
+// k of line n, k-major in 128-byte-swizzled atoms. Float32 operands as two float16 parts
+// (hi, mid) at their own weight, three products (mid hi, hi mid, hi hi) chained in one
+// accumulator; every line of a tile at its own power-of-two scale (its largest needed
+// magnitude to [2^14, 2^15)) since a line's sums depend on that line alone. Measured forms
+// and their times: bench/results/h200/separable/wgmma-passes-2026-11-28/ (this is form 5).
+//
+// Roles: a producer warp copies each tile's lines into a ring of float32 stages (bulk copies
+// of what lies inside the line, the boundary rule applied sample by sample to the rest);
+// two consumer warpgroups take alternate tiles, split a stage into their own B buffers
+// (two each: the next tile's split runs under the current tile's products), multiply, and
+// store. A line holding NaN or Inf among its needed samples is summed directly in float32
+// by the warp that splits it, so those values reach only the outputs whose window holds
+// them; its tensor-core sums are not stored.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "bands/band_slab.h"
+#include "common/async_copy.cuh"
+#include "common/extern_call.cuh"
+#include "common/mma_sync.cuh"
+#include "common/split_f32.h"
+#include "common/wgmma.cuh"
+#include "common/workspace.h"
+#include "separable/halconv_sep.h"
+#include "separable/separable_tensor_core.h"
+
+namespace halconv::rk::sep {
+namespace {
+
+constexpr int N = tensor_core_tile_lines;
+constexpr int consumers = 2;
+// The consumers, then the producer warpgroup: the block's registers (168 a thread at 384
+// threads) move from the producer to the consumers (setmaxnreg), whose Toeplitz fragments
+// and accumulators spilled at 168.
+constexpr int threads = consumers * 128 + 128;
+constexpr int producer_registers = 56;
+constexpr int consumer_registers = (65536 / 128 - producer_registers) / consumers / 8 * 8;
+constexpr int stages = 3;
+
+struct PassArgs {
+    const float *in;
+    int64_t in_pitch;  // elements between input lines
+    bool in_bulk;      // lines 16-byte aligned: what lies inside them is copied in bulk
+    int64_t line;      // samples of an input line: the boundary rule's extent
+    int64_t base;      // input sample of output 0's first tap
+    int phase;         // outputs the first tile starts before output 0 (its first sample 16-byte aligned)
+    int lines;         // input lines (a tile's n)
+    float *out;        // out[x * out_pitch + line]
+    int64_t out_pitch;
+    bool out_pairs;  // out and out_pitch allow 8-byte stores of two lines' sums
+    int out_len;     // outputs along a line
+    const float *taps;
+    int k;
+    bool flip;
+    int boundary;            // halconv::Boundary
+    float fill;              // the constant boundary's value
+    const float *fill_taps;  // non-null: the fill is `fill` times these taps' sum (the second pass)
+    int fill_k;
+    int tiles_y;  // tiles of 32 lines: tile t covers lines from 32 (t % tiles_y)
+    int tiles;    // tiles_y times the tiles along a line, taken by the blocks in turn
+};
+
+// Tile i of this block: its first output along the line (x0) and its first line (y0). The
+// blocks take the tiles in turn (block b: b, b + blocks, ...), down the lines first, so that
+// each holds about as many tiles at the lines' ends (copied through the boundary rule,
+// slower) as any other (across the lines first, a grid of 132 blocks gave the 4096-sample
+// lines' 22 or 33 tiles along them each to the same blocks, the end ones to 8 of them), and
+// builds its taps' fragments once for all of them.
+struct TileAt {
+    int x0, y0;
+};
+__device__ __forceinline__ TileAt tile_at(const PassArgs &p, int span, int i) {
+    const int t = int(blockIdx.x) + i * int(gridDim.x);
+    return {(t / p.tiles_y) * span - p.phase, (t % p.tiles_y) * N};
+}
+
+template <int KP, int MB>
+struct Tile {
+    static constexpr int KS = KP / 16;
+    static constexpr int width = 64 * (MB - 1) + KP;  // staged samples of a line (a multiple of 16)
+    static constexpr int plane = N / 8 * 1024;        // bytes of one atom column over the tile's lines
+    static constexpr int b_part = (width + 63) / 64 * plane;
+    static constexpr int groups = (width + 127) / 128;  // float4 loads of a line per lane
+    static constexpr int stage_floats = N * width;
+    static constexpr int bytes = 1024 + consumers * 4 * b_part + stages * stage_floats * 4 + consumers * 2 * N * 4 +
+                                 consumers * 2 * 4 + 2 * stages * 8;
+    static_assert(bytes <= 227 * 1024, "the block's shared memory");
+};
+
+// MB blocks of 64 outputs a tile: three share the stage's apron up to KP 128; two beyond,
+// where three no longer fit in shared memory.
+template <int KP>
+constexpr int blocks_of = KP <= 128 ? 3 : 2;
+
+__device__ __forceinline__ void warpgroup_sync(int wg) {
+    named_barrier(1 + wg, 128);
+}
+
+__device__ __forceinline__ float tap_at(const PassArgs &p, int i) {
+    return __ldg(p.taps + (p.flip ? p.k - 1 - i : i));
+}
+
+// Stage columns some output inside the line reads: output x reads columns x - x0 .. x - x0 +
+// K - 1. Beyond them the producer copies nothing and the split reads zeros.
+__device__ __forceinline__ int columns_used(const PassArgs &p, int x0, int width) {
+    const int64_t used = int64_t(p.out_len) - x0 + p.k - 1;
+    return used < 0 ? 0 : (used > width ? width : int(used));
+}
+
+// The largest |tap| of p's taps, in every lane of the calling warp.
+__device__ __forceinline__ float largest_tap(const PassArgs &p, int lane) {
+    float largest = 0.0f;
+    for (int i = lane; i < p.k; i += 32) {
+        largest = fmaxf(largest, fabsf(__ldg(p.taps + i)));
+    }
+    return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
+}
+
+// The producer warpgroup: tile i's lines into stage i mod stages once the consumer that read
+// the stage before has freed it. The stage's columns [lo, hi) lie inside every line and are
+// copied in bulk by the first warp (one copy a line, counted on the stage's "full" barrier as
+// bytes); the others that an output reads go through the boundary rule sample by sample,
+// spread over the warpgroup with eight loads a thread in flight (a tile at the image's edge
+// copied by one warp a row at a time took 10x an inner tile, and the grid waited on its edge
+// blocks); then each of its threads arrives on "full", releasing its own copies (the
+// barrier's other arrival came with the byte count).
+template <int Width>
+__device__ void produce(const PassArgs &p, float *stage_floats, uint32_t full0, uint32_t empty0, int span, int count) {
+    const int t = int(threadIdx.x) % 128;
+    float fill = p.fill;
+    if (p.fill_taps != nullptr) {
+        float sum = 0;
+        for (int i = t % 32; i < p.fill_k; i += 32) {
+            sum += __ldg(p.fill_taps + i);
+        }
+        for (int d = 16; d > 0; d /= 2) {
+            sum += __shfl_xor_sync(0xffffffffu, sum, d);
+        }
+        fill = p.fill * sum;
+    }
+    for (int i = 0; i < count; i++) {
+        const int s = i % stages;
+        mbarrier_wait(empty0 + 8 * s, ((i / stages) & 1) ^ 1);
+        const auto [x0, y0] = tile_at(p, span, i);
+        const int rows = min(N, p.lines - y0);
+        const int64_t s0 = int64_t(x0) + p.base;  // the input sample of stage column 0
+        const auto clamp_to_stage = [](int64_t c) { return c < 0 ? int64_t(0) : (c > Width ? int64_t(Width) : c); };
+        int64_t lo = clamp_to_stage(-s0), hi = clamp_to_stage(p.line - s0);
+        hi = hi > lo ? lo + (hi - lo) / 4 * 4 : lo;
+        if (!p.in_bulk || hi == lo) {
+            lo = hi = 0;
+        }
+        const uint32_t bytes = uint32_t(hi - lo) * 4;
+        const int used = columns_used(p, x0, Width);
+        const int left = min(int(lo), used), right = max(used - int(hi), 0), per_row = left + right;
+        float *stage = stage_floats + s * N * Width;
+        const float *from = p.in + int64_t(y0) * p.in_pitch;
+        if (t < 32) {
+            if (t == 0) {
+                mbarrier_arrive_expect_tx(full0 + 8 * s, uint32_t(rows) * bytes);
+            }
+            __syncwarp();
+            if (bytes != 0) {
+                for (int n = t; n < rows; n += 32) {
+                    bulk_load(shared_address(stage + n * Width + lo), from + int64_t(n) * p.in_pitch + s0 + lo, bytes,
+                              full0 + 8 * s);
+                }
+            }
+        }
+        const int total = rows * per_row;
+        for (int e0 = 0; e0 < total; e0 += 128 * 8) {
+            float v[8];
+            int at[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int e = e0 + 128 * u + t;
+                at[u] = -1;
+                if (e < total) {
+                    const int n = e / per_row, c = e % per_row < left ? e % per_row : int(hi) + e % per_row - left;
+                    const int64_t x = band_source_index(s0 + c, p.line, p.boundary);
+                    v[u] = x < 0 ? fill : __ldg(from + int64_t(n) * p.in_pitch + x);
+                    at[u] = n * Width + c;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                if (at[u] >= 0) {
+                    stage[at[u]] = v[u];
+                }
+            }
+        }
+        mbarrier_arrive(full0 + 8 * s);  // each thread's copies in shared memory, released
+    }
+}
+
+// Outputs x0 .. x0 + outputs - 1 of line y summed in float32 from the staged line `row`, a
+// lane an output: the rare lines holding NaN or Inf. Not inlined, so that its registers do
+// not count against the products' (the pass spilled with it inline); its arguments by value,
+// so that the kernel's parameters are not copied to local memory for it.
+__device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, float *out, int64_t out_pitch,
+                                          int out_len, const float *row, int outputs, int lane, int x0, int y) {
+    for (int m = lane; m < outputs; m += 32) {
+        const int x = x0 + m;
+        if (x >= 0 && x < out_len) {
+            float sum = 0.0f;
+            for (int i = 0; i < k; i++) {
+                sum = fmaf(__ldg(taps + (flip ? k - 1 - i : i)), row[m + i], sum);
+            }
+            out[int64_t(x) * out_pitch + y] = sum;
+        }
+    }
+}
+
+// Line n of a tile, staged as float32 at `row`, split by one warp into the B parts at its own
+// power-of-two scale; lane 0 writes the factor back to output units to `unscale`. Samples
+// from `needed` on meet only zero taps or feed no output inside the line, and are zeroed (a
+// NaN there would poison the products, a stale value the scale). A line with NaN or Inf among its needed samples is
+// summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y) and its unscale marked negative: the epilogue skips it.
+// Returns whether it was.
+template <typename T, int MB>
+__device__ __forceinline__ bool split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
+                                           unsigned char *hi, unsigned char *mid, float &unscale, int needed,
+                                           int tap_exponent, int x0, int y) {
+    float4 v[T::groups];
+    float largest = 0.0f, probe = 0.0f;
+#pragma unroll
+    for (int c = 0; c < T::groups; c++) {
+        const int k = 128 * c + 4 * lane;
+        v[c] =
+            present && k < T::width ? *reinterpret_cast<const float4 *>(row + k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (k + 3 >= needed) {
+            v[c].x = k < needed ? v[c].x : 0.0f;
+            v[c].y = k + 1 < needed ? v[c].y : 0.0f;
+            v[c].z = k + 2 < needed ? v[c].z : 0.0f;
+            v[c].w = 0.0f;
+        }
+        largest = fmaxf(largest, fmaxf(fmaxf(fabsf(v[c].x), fabsf(v[c].y)), fmaxf(fabsf(v[c].z), fabsf(v[c].w))));
+        probe += (v[c].x + v[c].y + v[c].z + v[c].w) * 0.0f;  // NaN where any is NaN or Inf
+    }
+    if (__any_sync(0xffffffffu, probe != probe)) {
+        sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row, 64 * MB, lane, x0, y);
+        if (lane == 0) {
+            unscale = -1.0f;
+        }
+        return true;
+    }
+    largest = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
+    const int e = split_f32::scale_exponent(largest);
+    const float scale = split_f32::pow2(e);
+    if (lane == 0) {
+        unscale = split_f32::pow2(-e - tap_exponent);
+    }
+#pragma unroll
+    for (int c = 0; c < T::groups; c++) {
+        const int k = 128 * c + 4 * lane;
+        if (k < T::width) {
+            uint32_t h0, m0, h1, m1;
+            split_f32::split_pair(v[c].x * scale, v[c].y * scale, h0, m0);
+            split_f32::split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
+            // Atom k / 64, its 16-byte chunk swizzled by the row within the 8-row group.
+            const int a = k / 64, chunk = (k % 64) / 8, rr = n % 8;
+            const int at = a * T::plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
+            *reinterpret_cast<uint2 *>(hi + at) = make_uint2(h0, h1);
+            *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
+        }
+    }
+    return false;
+}
+
+template <int KP>
+__global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
+    constexpr int MB = blocks_of<KP>;
+    using T = Tile<KP, MB>;
+    extern __shared__ unsigned char raw[];
+    unsigned char *base = raw + ((1024 - (shared_address(raw) & 1023)) & 1023);  // atoms 1024-byte aligned
+    unsigned char *b_all = base;  // consumer c, buffer b, part h at ((c * 2 + b) * 2 + h) * b_part
+    float *stage_floats = reinterpret_cast<float *>(base + consumers * 4 * T::b_part);
+    float *unscale_all = stage_floats + stages * T::stage_floats;                // [consumer][buffer][N]
+    int *direct_all = reinterpret_cast<int *>(unscale_all + consumers * 2 * N);  // [consumer][buffer]
+    uint64_t *bars = reinterpret_cast<uint64_t *>(direct_all + consumers * 2);
+    const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * stages;
+    const int tid = int(threadIdx.x);
+    if (tid == 0) {
+        for (int s = 0; s < stages; s++) {
+            mbarrier_init(full0 + 8 * s, 1 + 128);
+            mbarrier_init(empty0 + 8 * s, 1);
+        }
+        mbarrier_init_fence();
+    }
+    __syncthreads();
+
+    const int count = (p.tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
+    if (tid >= consumers * 128) {
+        set_max_registers_dec<producer_registers>();
+        produce<T::width>(p, stage_floats, full0, empty0, 64 * MB, count);
+        return;
+    }
+    set_max_registers_inc<consumer_registers>();
+    // The warpgroup index from lane 0: known warp-uniform, the descriptors it enters stay in
+    // uniform registers (7-21 % of the pass's time in the probe).
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), t = tid % 128, warp = t / 32, lane = t % 32, g = lane / 4,
+              q = lane % 4;
+    const int tap_exponent = split_f32::scale_exponent(largest_tap(p, lane));
+    const float tap_scale = split_f32::pow2(tap_exponent);
+    // The Toeplitz block's fragments: rows m = 16 warp + g (+ 8), columns k = 16 ks + 2 q (+ 1) (+ 8).
+    uint32_t a_hi[T::KS][4], a_mid[T::KS][4];
+#pragma unroll
+    for (int ks = 0; ks < T::KS; ks++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int m = 16 * warp + g + (r % 2) * 8, k = 16 * ks + 2 * q + (r / 2) * 8;
+            float v[2];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int i = k + h - m;
+                v[h] = i >= 0 && i < p.k ? tap_at(p, i) * tap_scale : 0.0f;
+            }
+            split_f32::split_pair(v[0], v[1], a_hi[ks][r], a_mid[ks][r]);
+        }
+    }
+    float *unscale = unscale_all + wg * 2 * N;
+    int *direct = direct_all + wg * 2;
+    const auto split = [&](int i, int buffer) {
+        const int s = i % stages;
+        const auto [x0, y0] = tile_at(p, 64 * MB, i);
+        // Samples from `needed` on meet only zero taps; from columns_used on the producer copied none.
+        const int needed = min(64 * MB + p.k - 1, columns_used(p, x0, T::width));
+        mbarrier_wait(full0 + 8 * s, (i / stages) & 1);
+        const float *stage = stage_floats + s * T::stage_floats;
+        unsigned char *hi = b_all + (wg * 2 + buffer) * 2 * T::b_part, *mid = hi + T::b_part;
+        bool any_direct = false;
+#pragma unroll 2
+        for (int r = 0; r < N / 4; r++) {
+            const int n = warp + 4 * r;
+            any_direct |= split_line<T, MB>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid,
+                                            unscale[buffer * N + n], needed, tap_exponent, x0, y0 + n);
+        }
+        if (t == 0) {
+            direct[buffer] = 0;
+        }
+        warpgroup_sync(wg);
+        if (any_direct && lane == 0) {
+            direct[buffer] = 1;
+        }
+        fence_proxy_async();
+        warpgroup_sync(wg);
+        if (t == 0) {
+            mbarrier_arrive(empty0 + 8 * s);  // the stage is read
+        }
+    };
+    if (wg >= count) {
+        return;
+    }
+    split(wg, 0);
+    int buffer = 0;
+    for (int i = wg; i < count; i += consumers, buffer ^= 1) {
+        const auto [x0, y0] = tile_at(p, 64 * MB, i);
+        // One descriptor a buffer; each product's is it plus a constant (its start field).
+        const uint64_t d_hi = wgmma_sw128_descriptor(shared_address(b_all + (wg * 2 + buffer) * 2 * T::b_part));
+        const uint64_t d_mid = d_hi + (T::b_part >> 4);
+        float acc[MB][N / 2];
+        wgmma_fence();
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+            for (int ks = 0; ks < T::KS; ks++) {
+                const uint32_t b_at = (mb + ks / 4) * T::plane + (ks % 4) * 32;
+                const uint64_t db_hi = d_hi + (b_at >> 4), db_mid = d_mid + (b_at >> 4);
+                wgmma_m64n32k16_ra(acc[mb], a_mid[ks], db_hi, ks > 0);
+                wgmma_m64n32k16_ra(acc[mb], a_hi[ks], db_mid, true);
+                wgmma_m64n32k16_ra(acc[mb], a_hi[ks], db_hi, true);
+            }
+        }
+        wgmma_commit();
+        const bool tile_direct = direct[buffer] != 0;
+        if (i + consumers < count) {
+            split(i + consumers, buffer ^ 1);
+        }
+        float u[N / 8][2];
+#pragma unroll
+        for (int j = 0; j < N / 8; j++) {
+            const float2 pair = *reinterpret_cast<const float2 *>(unscale + buffer * N + 8 * j + 2 * q);
+            u[j][0] = pair.x;
+            u[j][1] = pair.y;
+        }
+        wgmma_wait<0>();
+        // D(m, n): output x0 + m of line y0 + n, stored at out[(x0 + m) * out_pitch + y0 + n];
+        // this thread's m = 64 mb + 16 warp + g (+ 8), n = 8 j + 2 q (+ 1).
+        const int xt = x0 + 16 * warp + g;
+        float *o = p.out + int64_t(xt) * p.out_pitch + y0 + 2 * q;
+        const int64_t eight = 8 * p.out_pitch;
+        if (p.out_pairs && !tile_direct && x0 >= 0 && x0 + 64 * MB <= p.out_len && y0 + N <= p.lines) {
+#pragma unroll
+            for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+                for (int half = 0; half < 2; half++) {
+                    float *r = o + (8 * mb + half) * eight;
+#pragma unroll
+                    for (int j = 0; j < N / 8; j++) {
+                        *reinterpret_cast<float2 *>(r + 8 * j) =
+                            make_float2(acc[mb][4 * j + 2 * half] * u[j][0], acc[mb][4 * j + 2 * half + 1] * u[j][1]);
+                    }
+                }
+            }
+        } else {
+#pragma unroll
+            for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+                for (int half = 0; half < 2; half++) {
+                    const int x = xt + 64 * mb + 8 * half;
+                    if (x < 0 || x >= p.out_len) {
+                        continue;
+                    }
+                    float *r = o + (8 * mb + half) * eight;
+#pragma unroll
+                    for (int j = 0; j < N / 8; j++) {
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            if (y0 + 8 * j + 2 * q + h < p.lines && u[j][h] >= 0.0f) {
+                                r[8 * j + h] = acc[mb][4 * j + 2 * half + h] * u[j][h];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        warpgroup_sync(wg);  // B[buffer], its unscale and its flag are free for the tile after next
+    }
+}
+
+// Launches one pass (the kernel of the taps' depth) on `stream`.
+cudaError_t launch_pass(PassArgs p, int sms, cudaStream_t stream) {
+    const auto go = [&](auto kernel, int mb, int bytes) -> cudaError_t {
+        if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+            e != cudaSuccess) {
+            return e;
+        }
+        const int64_t span = 64 * int64_t(mb);
+        p.phase = int(((p.base % 4) + 4) % 4);
+        const int64_t tiles_x = (int64_t(p.out_len) + p.phase + span - 1) / span;
+        const int64_t tiles = tiles_x * ((int64_t(p.lines) + N - 1) / N);
+        if (tiles > INT32_MAX) {
+            return cudaErrorInvalidValue;  // the registry's limits keep outputs far below
+        }
+        p.tiles_y = int(tiles / tiles_x);
+        p.tiles = int(tiles);
+        // One block an SM (its shared memory), each taking every sms-th tile.
+        const dim3 grid(unsigned(std::min<int64_t>(tiles, sms)));
+        kernel<<<grid, threads, bytes, stream>>>(p);
+        return cudaGetLastError();
+    };
+    switch (tensor_core_depth(p.k)) {
+        case 96:
+            return go(line_pass<96>, blocks_of<96>, Tile<96, blocks_of<96>>::bytes);
+        case 128:
+            return go(line_pass<128>, blocks_of<128>, Tile<128, blocks_of<128>>::bytes);
+        case 160:
+            return go(line_pass<160>, blocks_of<160>, Tile<160, blocks_of<160>>::bytes);
+        case 192:
+            return go(line_pass<192>, blocks_of<192>, Tile<192, blocks_of<192>>::bytes);
+        default:
+            return cudaErrorInvalidValue;
+    }
+}
+
+bool aligned(const void *ptr, int64_t pitch, int bytes, int elements) {
+    return uintptr_t(ptr) % uintptr_t(bytes) == 0 && pitch % elements == 0;
+}
+
+int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary, double fill,
+        int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out, const char *name) {
+    if (out->is_bounds_query()) {
+        return 0;  // the whole image (as given) and both kernels: the boundary rule is applied here
+    }
+    void *const uc = nullptr;
+    if (in->dim[0].stride != 1 || out->dim[0].stride != 1 || row->dim[0].stride != 1 || col->dim[0].stride != 1) {
+        return fail(uc, name, "buffers must be dense along x (dim 0 stride 1)");
+    }
+    if (row->dimensions != 1 || col->dimensions != 1) {
+        return fail(uc, name, "one row and one column kernel (the tensor-core passes take no low-rank terms)");
+    }
+    const int kw = row->dim[0].extent, kh = col->dim[0].extent;
+    if (tensor_core_depth(kw) == 0 || tensor_core_depth(kh) == 0) {
+        return fail(uc, name,
+                    "kernel past the tensor-core passes' " + std::to_string(tensor_core_max_taps) +
+                        " taps per axis (registry limit separable_tensor_core_fits)");
+    }
+    DeviceFacts device;
+    if (const cudaError_t e = device_facts(&device); e != cudaSuccess) {
+        return report_cuda_error(uc, name, "reading the device's facts", e);
+    }
+    if (device.major != 9 || device.minor != 0) {
+        return fail(uc, name,
+                    "the tensor-core passes are sm_90a machine code: this device is sm_" +
+                        std::to_string(device.major) + std::to_string(device.minor));
+    }
+    const int out_w = out->dim[0].extent, out_h = out->dim[1].extent;
+    if (out_w <= 0 || out_h <= 0) {
+        return 0;
+    }
+    cudaStream_t stream = nullptr;
+    if (int e = inputs_to_device(uc, {in, row, col}, out, &stream); e != 0) {
+        return e;
+    }
+    const int image_w = in->dim[0].extent, image_h = in->dim[1].extent;
+    const int64_t pitch = tensor_core_intermediate_pitch(image_h);
+    Scratch scratch(stream);
+    float *intermediate = nullptr;
+    cudaError_t e = scratch.take(tensor_core_workspace_bytes(out_w, image_h), &intermediate);
+    if (e != cudaSuccess) {
+        return report_cuda_error(uc, name, "allocating the intermediate", e);
+    }
+    const auto *image = reinterpret_cast<const float *>(uintptr_t(in->device));
+    auto *result = reinterpret_cast<float *>(uintptr_t(out->device));
+    PassArgs rows{};
+    rows.in = image;
+    rows.in_pitch = in->dim[1].stride;
+    rows.in_bulk = aligned(image, rows.in_pitch, 16, 4);
+    rows.line = image_w;
+    rows.base = int64_t(out->dim[0].min) - offset_x - in->dim[0].min;
+    rows.lines = image_h;
+    rows.out = intermediate;
+    rows.out_pitch = pitch;
+    rows.out_pairs = true;
+    rows.out_len = out_w;
+    rows.taps = reinterpret_cast<const float *>(uintptr_t(row->device));
+    rows.k = kw;
+    rows.flip = flip;
+    rows.boundary = boundary;
+    rows.fill = float(fill);
+    PassArgs cols = rows;
+    cols.in = intermediate;
+    cols.in_pitch = pitch;
+    cols.in_bulk = true;
+    cols.line = image_h;
+    cols.base = int64_t(out->dim[1].min) - offset_y - in->dim[1].min;
+    cols.lines = out_w;
+    cols.out = result;
+    cols.out_pitch = out->dim[1].stride;
+    cols.out_pairs = aligned(result, cols.out_pitch, 8, 2);
+    cols.out_len = out_h;
+    cols.taps = reinterpret_cast<const float *>(uintptr_t(col->device));
+    cols.k = kh;
+    cols.fill_taps = boundary == 0 ? rows.taps : nullptr;
+    cols.fill_k = kw;
+    e = launch_pass(rows, device.sms, stream);
+    if (e == cudaSuccess) {
+        e = launch_pass(cols, device.sms, stream);
+    }
+    if (const cudaError_t r = scratch.release(); e == cudaSuccess) {
+        e = r;
+    }
+    return finish_extern_call(uc, name, "separable tensor-core passes", e, out);
+}
+
+}  // namespace
+}  // namespace halconv::rk::sep
+
+extern "C" int halconv_sep_tensor_core_f32(halide_buffer_t *in, halide_buffer_t *row_kernel,
+                                           halide_buffer_t *col_kernel, int32_t boundary, double fill, int32_t offset_x,
+                                           int32_t offset_y, bool flip, halide_buffer_t *out) {
+    return halconv::rk::sep::run(in, row_kernel, col_kernel, boundary, fill, offset_x, offset_y, flip, out,
+                                 "halconv_sep_tensor_core_f32");
+}
