@@ -47,7 +47,12 @@
 //     8 u sqrt(2) (log2(Mr) sqrt(Mr) + log2(Mc) sqrt(Mc)) sum|row| sum|col| max|x|,
 //     u = 2^-24, Mr and Mc the line lengths (256 to 4096) of its row and column passes,
 //     max|x| over the image and the fill; NaN, Inf and values a transform could overflow
-//     are summed directly, so they reach only the outputs whose window holds them.
+//     are summed directly, so they reach only the outputs whose window holds them. Its
+//     tensor_core variant (f32, sm_90) sums each pass on float16 parts, each line of a tile
+//     at its own power-of-two scale: each output within (kw + kh + 16) u sum|col| sum|row| |x|
+//     + 2^-38 max|x| (kw max|row| sum|col| + kh max|col| sum|row|), u = 2^-24, max|x| over
+//     the image and the fill (a sample 2^28 below its line's largest keeps only that
+//     absolute precision); NaN and Inf are summed directly, as fft_lines does.
 //   - low_rank (kernels of numerical rank r <= max_low_rank): r separable passes summed;
 //     as separable, with the rank-r residual (at most low_rank_tolerance(precision, r) ||K||_F)
 //     and the sums of the r products' terms (r (kw + kh) roundings of the accumulator
@@ -87,6 +92,12 @@
 // transforms, a float32 intermediate of the output's width and the image's height in the
 // plan's workspace; 4096^2 f32 on an H100: 127 x 127 taps 0.26 ms against the one-pass
 // kernel's 0.38); f64 past the one-pass kernel and longer kernels run the Halide schedules.
+// In f32 on an sm_90 device (Hopper), from 96 taps together on outputs of 2^22 samples and
+// more (6 x 2^20 where an axis has more than 65 taps), up to 129 taps per axis, it runs two
+// passes on the warpgroup tensor cores instead (variant tensor_core: float32 as float16
+// parts, a float32 intermediate of the output's width and the image's height in the plan's
+// workspace; 4096^2 on an H200: 0.136 ms at 63 x 63 against the one-pass kernel's 0.173,
+// 0.21 at 127 x 127 against fft_lines' 0.24; runtime_kernels/separable/separable_tensor_core.h).
 // GPU grids: outputs of any height run on every CUDA algorithm; an output's width plus the
 // kernel's, less one, may be at most 2,097,120 samples (65535 GPU tiles of 32) on every
 // CUDA algorithm but separable (ErrorCode::unsupported beyond; the edge and unsharp-mask
