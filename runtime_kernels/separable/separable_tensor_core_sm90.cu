@@ -228,9 +228,9 @@ __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, f
 // Line n of a tile, staged as float32 at `row`, split by one warp into the B parts at its own
 // power-of-two scale; lane 0 writes the factor back to output units to `unscale`. Samples
 // from `needed` on meet only zero taps or feed no output inside the line, and are zeroed (a
-// NaN there would poison the products, a stale value the scale). A line with NaN or Inf among its needed samples is
-// summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y) and its unscale marked negative: the epilogue skips it.
-// Returns whether it was.
+// NaN there would poison the products, a stale value the scale). A line with NaN or Inf
+// among its needed samples is summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y)
+// and its unscale marked negative: the epilogue skips it. Returns whether it was.
 template <typename T, int MB>
 __device__ __forceinline__ bool split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
                                            unsigned char *hi, unsigned char *mid, float &unscale, int needed,
