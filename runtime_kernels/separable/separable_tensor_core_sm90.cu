@@ -14,9 +14,10 @@
 // magnitude to [2^14, 2^15)) since a line's sums depend on that line alone. Measured forms
 // and their times: bench/results/h200/separable/wgmma-passes-2026-11-28/ (this is form 5).
 //
-// Roles: a producer warp copies each tile's lines into a ring of float32 stages (bulk copies
-// of what lies inside the line, the boundary rule applied sample by sample to the rest);
-// two consumer warpgroups take alternate tiles, split a stage into their own B buffers
+// Roles: a producer warpgroup copies each tile's lines into a ring of float32 stages (its
+// first warp's bulk copies of what lies inside the line, the boundary rule applied sample by
+// sample to the rest by all its threads); one block an SM takes every gridDim-th tile; two
+// consumer warpgroups take alternate tiles, split a stage into their own B buffers
 // (two each: the next tile's split runs under the current tile's products), multiply, and
 // store. A line holding NaN or Inf among its needed samples is summed directly in float32
 // by the warp that splits it, so those values reach only the outputs whose window holds
