@@ -61,8 +61,10 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
 inline constexpr int64_t tensor_core_min_taps = 96;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
 inline constexpr int64_t tensor_core_min_outputs_deep = int64_t(6) << 20;
-// The longest kernel axis of the 128-deep block.
-inline constexpr int64_t tensor_core_shallow_taps = 128 - 63;
+// The deepest block whose tiles hold three 64-output blocks (two beyond: shared memory),
+// and the longest kernel axis it takes.
+inline constexpr int tensor_core_shallow_depth = 128;
+inline constexpr int64_t tensor_core_shallow_taps = tensor_core_shallow_depth - 63;
 
 constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height) {
     const int64_t outputs = out_width * out_height;

@@ -97,15 +97,15 @@ struct Tile {
     static constexpr int b_part = (width + 63) / 64 * plane;
     static constexpr int groups = (width + 127) / 128;  // float4 loads of a line per lane
     static constexpr int stage_floats = N * width;
-    static constexpr int bytes = 1024 + consumers * 4 * b_part + stages * stage_floats * 4 + consumers * 2 * N * 4 +
-                                 consumers * 2 * 4 + 2 * stages * 8;
+    static constexpr int bytes =
+        1024 + consumers * 4 * b_part + stages * stage_floats * 4 + consumers * 2 * N * 4 + 2 * stages * 8;
     static_assert(bytes <= 227 * 1024, "the block's shared memory");
 };
 
-// MB blocks of 64 outputs a tile: three share the stage's apron up to KP 128; two beyond,
-// where three no longer fit in shared memory.
+// MB blocks of 64 outputs a tile: three share the stage's apron up to
+// tensor_core_shallow_depth; two beyond, where three no longer fit in shared memory.
 template <int KP>
-constexpr int blocks_of = KP <= 128 ? 3 : 2;
+constexpr int blocks_of = KP <= tensor_core_shallow_depth ? 3 : 2;
 
 __device__ __forceinline__ void warpgroup_sync(int wg) {
     named_barrier(1 + wg, 128);
@@ -231,9 +231,9 @@ __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, f
 // from `needed` on meet only zero taps or feed no output inside the line, and are zeroed (a
 // NaN there would poison the products, a stale value the scale). A line with NaN or Inf
 // among its needed samples is summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y)
-// and its unscale marked negative: the epilogue skips it. Returns whether it was.
+// and its unscale marked negative: the epilogue skips it.
 template <typename T, int MB>
-__device__ __forceinline__ bool split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
+__device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
                                            unsigned char *hi, unsigned char *mid, float &unscale, int needed,
                                            int tap_exponent, int x0, int y) {
     float4 v[T::groups];
@@ -257,7 +257,7 @@ __device__ __forceinline__ bool split_line(const PassArgs &p, const float *row, 
         if (lane == 0) {
             unscale = -1.0f;
         }
-        return true;
+        return;
     }
     largest = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
     const int e = split_f32::scale_exponent(largest);
@@ -279,7 +279,6 @@ __device__ __forceinline__ bool split_line(const PassArgs &p, const float *row, 
             *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
         }
     }
-    return false;
 }
 
 template <int KP>
@@ -290,9 +289,8 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
     unsigned char *base = raw + ((1024 - (shared_address(raw) & 1023)) & 1023);  // atoms 1024-byte aligned
     unsigned char *b_all = base;  // consumer c, buffer b, part h at ((c * 2 + b) * 2 + h) * b_part
     float *stage_floats = reinterpret_cast<float *>(base + consumers * 4 * T::b_part);
-    float *unscale_all = stage_floats + stages * T::stage_floats;                // [consumer][buffer][N]
-    int *direct_all = reinterpret_cast<int *>(unscale_all + consumers * 2 * N);  // [consumer][buffer]
-    uint64_t *bars = reinterpret_cast<uint64_t *>(direct_all + consumers * 2);
+    float *unscale_all = stage_floats + stages * T::stage_floats;  // [consumer][buffer][N]
+    uint64_t *bars = reinterpret_cast<uint64_t *>(unscale_all + consumers * 2 * N);
     const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * stages;
     const int tid = int(threadIdx.x);
     if (tid == 0) {
@@ -334,7 +332,6 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
         }
     }
     float *unscale = unscale_all + wg * 2 * N;
-    int *direct = direct_all + wg * 2;
     const auto split = [&](int i, int buffer) {
         const int s = i % stages;
         const auto [x0, y0] = tile_at(p, 64 * MB, i);
@@ -343,19 +340,11 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
         mbarrier_wait(full0 + 8 * s, (i / stages) & 1);
         const float *stage = stage_floats + s * T::stage_floats;
         unsigned char *hi = b_all + (wg * 2 + buffer) * 2 * T::b_part, *mid = hi + T::b_part;
-        bool any_direct = false;
 #pragma unroll 2
         for (int r = 0; r < N / 4; r++) {
             const int n = warp + 4 * r;
-            any_direct |= split_line<T, MB>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid,
-                                            unscale[buffer * N + n], needed, tap_exponent, x0, y0 + n);
-        }
-        if (t == 0) {
-            direct[buffer] = 0;
-        }
-        warpgroup_sync(wg);
-        if (any_direct && lane == 0) {
-            direct[buffer] = 1;
+            split_line<T, MB>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid, unscale[buffer * N + n],
+                              needed, tap_exponent, x0, y0 + n);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
@@ -387,16 +376,17 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
             }
         }
         wgmma_commit();
-        const bool tile_direct = direct[buffer] != 0;
         if (i + consumers < count) {
             split(i + consumers, buffer ^ 1);
         }
         float u[N / 8][2];
+        bool summed_directly = false;  // one of this thread's lines (its unscale negative)
 #pragma unroll
         for (int j = 0; j < N / 8; j++) {
             const float2 pair = *reinterpret_cast<const float2 *>(unscale + buffer * N + 8 * j + 2 * q);
             u[j][0] = pair.x;
             u[j][1] = pair.y;
+            summed_directly |= pair.x < 0.0f || pair.y < 0.0f;
         }
         wgmma_wait<0>();
         // D(m, n): output x0 + m of line y0 + n, stored at out[(x0 + m) * out_pitch + y0 + n];
@@ -404,7 +394,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
         const int xt = x0 + 16 * warp + g;
         float *o = p.out + int64_t(xt) * p.out_pitch + y0 + 2 * q;
         const int64_t eight = 8 * p.out_pitch;
-        if (p.out_pairs && !tile_direct && x0 >= 0 && x0 + 64 * MB <= p.out_len && y0 + N <= p.lines) {
+        if (p.out_pairs && !summed_directly && x0 >= 0 && x0 + 64 * MB <= p.out_len && y0 + N <= p.lines) {
 #pragma unroll
             for (int mb = 0; mb < MB; mb++) {
 #pragma unroll
@@ -439,40 +429,44 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
                 }
             }
         }
-        warpgroup_sync(wg);  // B[buffer], its unscale and its flag are free for the tile after next
+        warpgroup_sync(wg);  // B[buffer] and its unscale are free for the tile after next
     }
 }
 
+// Launches one pass of the depth-KP kernel on `stream`.
+template <int KP>
+cudaError_t launch_depth(PassArgs p, int sms, cudaStream_t stream) {
+    // Once per device, not per call.
+    if (const cudaError_t e = allow_opt_in_shared_memory<line_pass<KP>>(); e != cudaSuccess) {
+        return e;
+    }
+    const int64_t span = 64 * int64_t(blocks_of<KP>);
+    p.phase = int(((p.base % 4) + 4) % 4);
+    const int64_t tiles_x = (int64_t(p.out_len) + p.phase + span - 1) / span;
+    const int64_t tiles = tiles_x * ((int64_t(p.lines) + N - 1) / N);
+    if (tiles > INT32_MAX) {
+        return cudaErrorInvalidValue;  // the registry's limits keep outputs far below
+    }
+    p.tiles_y = int(tiles / tiles_x);
+    p.tiles = int(tiles);
+    // One block an SM (its shared memory), each taking every sms-th tile.
+    const dim3 grid(unsigned(std::min<int64_t>(tiles, sms)));
+    line_pass<KP><<<grid, threads, Tile<KP, blocks_of<KP>>::bytes, stream>>>(p);
+    return cudaGetLastError();
+}
+
 // Launches one pass (the kernel of the taps' depth) on `stream`.
-cudaError_t launch_pass(PassArgs p, int sms, cudaStream_t stream) {
-    const auto go = [&](auto kernel, int mb, int bytes) -> cudaError_t {
-        if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-            e != cudaSuccess) {
-            return e;
-        }
-        const int64_t span = 64 * int64_t(mb);
-        p.phase = int(((p.base % 4) + 4) % 4);
-        const int64_t tiles_x = (int64_t(p.out_len) + p.phase + span - 1) / span;
-        const int64_t tiles = tiles_x * ((int64_t(p.lines) + N - 1) / N);
-        if (tiles > INT32_MAX) {
-            return cudaErrorInvalidValue;  // the registry's limits keep outputs far below
-        }
-        p.tiles_y = int(tiles / tiles_x);
-        p.tiles = int(tiles);
-        // One block an SM (its shared memory), each taking every sms-th tile.
-        const dim3 grid(unsigned(std::min<int64_t>(tiles, sms)));
-        kernel<<<grid, threads, bytes, stream>>>(p);
-        return cudaGetLastError();
-    };
+cudaError_t launch_pass(const PassArgs &p, int sms, cudaStream_t stream) {
+    static_assert(std::size(tensor_core_depths) == 4, "a case per depth");
     switch (tensor_core_depth(p.k)) {
-        case 96:
-            return go(line_pass<96>, blocks_of<96>, Tile<96, blocks_of<96>>::bytes);
-        case 128:
-            return go(line_pass<128>, blocks_of<128>, Tile<128, blocks_of<128>>::bytes);
-        case 160:
-            return go(line_pass<160>, blocks_of<160>, Tile<160, blocks_of<160>>::bytes);
-        case 192:
-            return go(line_pass<192>, blocks_of<192>, Tile<192, blocks_of<192>>::bytes);
+        case tensor_core_depths[0]:
+            return launch_depth<tensor_core_depths[0]>(p, sms, stream);
+        case tensor_core_depths[1]:
+            return launch_depth<tensor_core_depths[1]>(p, sms, stream);
+        case tensor_core_depths[2]:
+            return launch_depth<tensor_core_depths[2]>(p, sms, stream);
+        case tensor_core_depths[3]:
+            return launch_depth<tensor_core_depths[3]>(p, sms, stream);
         default:
             return cudaErrorInvalidValue;
     }
