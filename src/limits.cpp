@@ -156,9 +156,7 @@ std::string limit_separable_tensor_core_pays(const Request &r, const VariantRow 
     return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " on an output of " +
            shape_text(r.output_width, r.output_height) + ": the tensor-core passes pay from " +
            std::to_string(rk::sep::tensor_core_min_taps) + " taps together (kw + kh) on outputs of " +
-           std::to_string(rk::sep::tensor_core_min_outputs) + " samples or more (" +
-           std::to_string(rk::sep::tensor_core_min_outputs_deep) + " for an axis past " +
-           std::to_string(rk::sep::tensor_core_shallow_taps) + " taps)";
+           std::to_string(rk::sep::tensor_core_min_outputs) + " samples or more";
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

@@ -941,18 +941,19 @@ protected:
 }
 
 // Every mode, boundary, correlation and convolution; kernels of each depth the kernel is
-// built for (96 ... 192: 1 to 129 taps) and at their edges; lines of one sample, partial
-// tiles along both axes, kernels longer than the image; images whose rows are not 16-byte
-// aligned (copied sample by sample) and outputs whose rows are not 8-byte aligned (stored
-// one sum at a time); lines at scales 2^-20 ... 2^20 apart; very tall and very wide images
+// built for (96 ... 224: 1 to tensor_core_max_taps = 161 taps) and at their edges; lines
+// of one sample, partial tiles along both axes, kernels longer than the image; images whose
+// rows are not 16-byte aligned (copied sample by sample) and outputs whose rows are not
+// 8-byte aligned (stored one sum at a time); lines at scales 2^-20 ... 2^20 apart; very tall and very wide images
 // (200000 lines of 3 samples: 6250 tiles of lines in the row pass, lines of 200000 in the
 // column pass, and the transpose).
 TEST_F(CudaSeparableTensorCore, MatchesFloat64Reference) {
+    constexpr int most = rk::sep::tensor_core_max_taps;
     const std::vector<Shape> shapes = {
-        {300, 200, 64, 64},   {333, 517, 129, 1}, {517, 333, 1, 129},  {97, 61, 65, 66},
-        {1, 70, 17, 33},      {70, 1, 33, 17},    {5, 7, 129, 129},    {260, 90, 96, 31},
-        {64, 32, 2, 3},       {1000, 40, 97, 98}, {40, 1000, 98, 97},  {131, 97, 34, 35},
-        {200, 130, 113, 114}, {193, 67, 128, 2},  {3, 200000, 65, 66}, {200000, 3, 66, 65}};
+        {300, 200, 64, 64},   {333, 517, most, 1}, {517, 333, 1, most},  {97, 61, 65, 66},  {1, 70, 17, 33},
+        {70, 1, 33, 17},      {5, 7, 129, 129},    {260, 90, 96, 31},    {64, 32, 2, 3},    {1000, 40, 97, 98},
+        {40, 1000, 98, 97},   {131, 97, 34, 35},   {200, 130, 113, 114}, {193, 67, 128, 2}, {250, 170, 130, 161},
+        {170, 250, 161, 130}, {3, 200000, 65, 66}, {200000, 3, 66, 65}};
     int index = 0;
     for (const Shape &s : shapes) {
         for (Mode mode : {Mode::same, Mode::valid, Mode::full}) {
@@ -1001,7 +1002,7 @@ TEST_F(CudaSeparableTensorCore, MatchesFloat64Reference) {
             EXPECT_TRUE(matches_passes(out, ref, row, col, max_abs_sample(img, boundary, fill)));
         }
     }
-    EXPECT_EQ(index, 40);
+    EXPECT_EQ(index, 46);
 }
 
 // NaN and Inf reach exactly the outputs whose window holds them (their lines are summed
@@ -1053,36 +1054,41 @@ TEST_F(CudaSeparableTensorCore, KeepsNonFiniteSamplesInTheirWindows) {
     }
 }
 
-// The separable entry gives the passes large outputs from tensor_core_min_taps taps
-// together (f32, sm_90), and keeps the sliding pass below; the deeper kernels (an axis past
-// tensor_core_shallow_taps) only larger outputs.
+// The separable entry gives the passes outputs of tensor_core_min_outputs samples and more
+// from tensor_core_min_taps taps together (f32, sm_90), at every depth, and keeps the sliding
+// pass below either threshold.
 TEST_F(CudaSeparableTensorCore, SeparableEntryTakesThemWhereTheyPay) {
     const halide_type_t f32(halide_type_float, 32);
     constexpr int side = 2048;
-    static_assert(int64_t(side) * side >= rk::sep::tensor_core_min_outputs &&
-                  int64_t(side) * side < rk::sep::tensor_core_min_outputs_deep);
+    static_assert(int64_t(side) * side == rk::sep::tensor_core_min_outputs);
     const int k = int(rk::sep::tensor_core_min_taps / 2);
-    for (const auto &[kw, kh] : {std::pair{k, k}, std::pair{k - 1, k}, std::pair{k, 66}}) {
-        SCOPED_TRACE(std::to_string(kw) + "x" + std::to_string(kh));
+    struct Case {
+        int width, height, kw, kh;
+        bool pays;
+    };
+    for (const Case &c :
+         {Case{side, side, k, k, true}, Case{side, side, k - 1, k, false},
+          Case{side, side, k, rk::sep::tensor_core_max_taps, true}, Case{side, side - 1, k, k, false}}) {
+        SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " K " + std::to_string(c.kw) + "x" +
+                     std::to_string(c.kh));
         Image img;
         std::vector<double> row, col;
-        Halide::Runtime::Buffer<> input = random_buffer(f32, side, side, img);
-        Halide::Runtime::Buffer<> row_taps = taps_buffer(f32, kw, false, row);
-        Halide::Runtime::Buffer<> col_taps = taps_buffer(f32, kh, false, col);
+        Halide::Runtime::Buffer<> input = random_buffer(f32, c.width, c.height, img);
+        Halide::Runtime::Buffer<> row_taps = taps_buffer(f32, c.kw, false, row);
+        Halide::Runtime::Buffer<> col_taps = taps_buffer(f32, c.kh, false, col);
         Options o;
         o.device = Device::cuda;
         o.boundary = Boundary::mirror;
-        Halide::Runtime::Buffer<> out(f32, side, side);
+        Halide::Runtime::Buffer<> out(f32, c.width, c.height);
         poison(out);
         ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
         const Dispatch d = separable_correlate2d(input, row_taps, col_taps, out, o);
-        const bool pays = kw + kh >= rk::sep::tensor_core_min_taps && kh <= rk::sep::tensor_core_shallow_taps;
-        EXPECT_EQ(rk::sep::tensor_core_preferred(kw, kh, side, side), pays);
-        // Below, these kernels are the sliding pass's on this output (fft_lines' from 150 taps together).
-        EXPECT_EQ(d.variant, pays ? "separable_cuda_tensor_core" : "separable_cuda_sliding");
+        EXPECT_EQ(rk::sep::tensor_core_preferred(c.kw, c.kh, c.width, c.height), c.pays);
+        // The cases refused have under 150 taps together: the sliding pass's (fft_lines' from 150).
+        EXPECT_EQ(d.variant, c.pays ? "separable_cuda_tensor_core" : "separable_cuda_sliding");
         ASSERT_EQ(out.copy_to_host(), 0);
         const Reference ref = separable_reference(img, row, col, Mode::same, Boundary::mirror, 0.0, false);
-        EXPECT_TRUE(matches_reference(out, ref, Precision::f32, kw + kh + 12));
+        EXPECT_TRUE(matches_reference(out, ref, Precision::f32, c.kw + c.kh + 12));
     }
 }
 

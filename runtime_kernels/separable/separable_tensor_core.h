@@ -23,7 +23,7 @@ inline constexpr int tensor_core_tile_lines = 32;
 // slices): each depth is one kernel, so the kernel for K runs at the smallest depth that
 // holds it and pays the zero taps' products beyond K (the tensor cores' share of the pass is
 // small: bench/results/h200/separable/wgmma-passes-2026-11-28/).
-inline constexpr int tensor_core_depths[] = {96, 128, 160, 192};
+inline constexpr int tensor_core_depths[] = {96, 128, 160, 192, 224};
 // Taps per axis the deepest block takes.
 inline constexpr int tensor_core_max_taps = std::end(tensor_core_depths)[-1] - 63;
 
@@ -49,28 +49,19 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
 }
 
 // Where the passes beat the sliding pass and fft_lines (H200, f32, Gaussian taps,
-// bench/results/h200/separable/tensor-core-passes-2026-11-28/): from tensor_core_min_taps
-// taps together (kw + kh), on outputs of at least tensor_core_min_outputs samples while both
-// axes fit the 128-deep block (65 taps: three 64-output blocks a tile), of at least
-// tensor_core_min_outputs_deep beyond (two blocks a tile, 1.45x the tiles). At 4096^2 they
-// take 0.136 ms from K = 15 to 63 and 0.19-0.21 ms from 79 to 127, against the sliding
-// pass's 0.142 / 0.173 at K = 47 / 63 and fft_lines' 0.21-0.24; at 2048^2 fft_lines stays
-// ahead from K = 79 (0.062-0.071 against 0.068-0.074), at 1024^2 both others everywhere.
-// Below 48 taps an axis the sliding pass is as fast or faster. 0 outputs (unknown) count
-// as small.
-inline constexpr int64_t tensor_core_min_taps = 96;
+// bench/results/h200/separable/tile-shapes-2026-11-28/): from tensor_core_min_taps taps
+// together (kw + kh) on outputs of at least tensor_core_min_outputs samples. The passes' time
+// is nearly flat in K within a depth (4096^2: 0.116 ms at K = 31, 0.121-0.126 from 35 to 63,
+// 0.139-0.149 from 79 to 127, 0.167-0.188 to 161); the sliding pass's grows with K (0.100,
+// 0.122, 0.129, 0.134, 0.168 at K = 31, 35, 39, 43, 63) and fft_lines' is 0.21-0.25 from 79.
+// At K = 39 the two are within 4 % (the sliding pass ahead at 8192^2), from K = 43 the passes
+// lead at 2048^2 to 8192^2 by 6-11 %; from 79 they lead fft_lines, but for a tie at 2048^2
+// K = 143-151. At 1024^2 both others lead everywhere. 0 outputs (unknown) count as small.
+inline constexpr int64_t tensor_core_min_taps = 80;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
-inline constexpr int64_t tensor_core_min_outputs_deep = int64_t(6) << 20;
-// The deepest block whose tiles hold three 64-output blocks (two beyond: shared memory),
-// and the longest kernel axis it takes.
-inline constexpr int tensor_core_shallow_depth = 128;
-inline constexpr int64_t tensor_core_shallow_taps = tensor_core_shallow_depth - 63;
 
 constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height) {
-    const int64_t outputs = out_width * out_height;
-    const bool shallow = kw <= tensor_core_shallow_taps && kh <= tensor_core_shallow_taps;
-    return kw + kh >= tensor_core_min_taps &&
-           outputs >= (shallow ? tensor_core_min_outputs : tensor_core_min_outputs_deep);
+    return kw + kh >= tensor_core_min_taps && out_width * out_height >= tensor_core_min_outputs;
 }
 
 }  // namespace halconv::rk::sep

@@ -17,17 +17,18 @@
 // Roles: a producer warpgroup copies each tile's lines into a ring of float32 stages (its
 // first warp's bulk copies of what lies inside the line, the boundary rule applied sample by
 // sample to the rest by all its threads); one block an SM takes every gridDim-th tile; two
-// consumer warpgroups take alternate tiles, split a stage into their own B buffers
-// (two each: the next tile's split runs under the current tile's products), multiply, and
-// store. A line holding NaN or Inf among its needed samples is summed directly in float32
-// by the warp that splits it, so those values reach only the outputs whose window holds
-// them; its tensor-core sums are not stored.
+// consumer warpgroups take alternate tiles, split a stage into their own B buffer, multiply,
+// and store. A tile holds as many blocks of 64 outputs as shared memory takes (most_blocks).
+// A line holding NaN or Inf among its needed samples is summed directly in float32 by the
+// warp that splits it, so those values reach only the outputs whose window holds them; its
+// tensor-core sums are not stored.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "bands/band_slab.h"
 #include "common/async_copy.cuh"
@@ -50,7 +51,6 @@ constexpr int consumers = 2;
 constexpr int threads = consumers * 128 + 128;
 constexpr int producer_registers = 56;
 constexpr int consumer_registers = (65536 / 128 - producer_registers) / consumers / 8 * 8;
-constexpr int stages = 3;
 
 struct PassArgs {
     const float *in;
@@ -89,23 +89,53 @@ __device__ __forceinline__ TileAt tile_at(const PassArgs &p, int span, int i) {
     return {(t / p.tiles_y) * span - p.phase, (t % p.tiles_y) * N};
 }
 
-template <int KP, int MB>
+// A stage a consumer: a parity wait a phase ahead of a barrier returns at once, so no
+// consumer may wait on a stage for a tile past the one the other waits for; with as many
+// stages as consumers taking alternate tiles, each waits on its own stage only.
+constexpr int stages = consumers;
+
+// Shared memory of a tile of MB blocks of 64 outputs at depth KP: the staged samples of a
+// line (a multiple of 16), one B buffer a consumer (float16 parts hi and mid, each in
+// 1024-byte atom columns over the tile's 32 lines), the float32 stages, each line's factor
+// back to output units, the stages' barriers, and the 1024-byte alignment of the atoms.
+constexpr int tile_width(int kp, int mb) {
+    return 64 * (mb - 1) + kp;
+}
+constexpr int tile_b_part(int kp, int mb) {
+    return (tile_width(kp, mb) + 63) / 64 * (N / 8 * 1024);
+}
+constexpr int tile_bytes(int kp, int mb) {
+    return 1024 + consumers * 2 * tile_b_part(kp, mb) + stages * N * tile_width(kp, mb) * 4 + consumers * N * 4 +
+           2 * stages * 8;
+}
+constexpr int shared_memory_limit = 227 * 1024;
+
+// The most blocks of 64 outputs a tile that shared memory holds at depth KP. Wider tiles
+// share the stage's apron (KP - 64 samples a line) over more outputs; measured on the H200
+// (bench/results/h200/separable/tile-shapes-2026-11-28/), shared memory pays more as width
+// than as a second B buffer a consumer (the next tile's split under the products) or a third
+// stage: at 4096^2 the depth-192 pass pair took 0.207 ms at 2 blocks, 2 buffers and 3
+// stages, 0.165 at 3 blocks, 1 buffer and 3 stages, 0.146 at 5 blocks, 1 buffer, 2 stages.
+constexpr int most_blocks(int kp) {
+    int mb = 1;
+    while (tile_bytes(kp, mb + 1) <= shared_memory_limit) {
+        mb++;
+    }
+    return mb;
+}
+
+template <int KP>
 struct Tile {
+    static constexpr int MB = most_blocks(KP);
     static constexpr int KS = KP / 16;
-    static constexpr int width = 64 * (MB - 1) + KP;  // staged samples of a line (a multiple of 16)
-    static constexpr int plane = N / 8 * 1024;        // bytes of one atom column over the tile's lines
-    static constexpr int b_part = (width + 63) / 64 * plane;
+    static constexpr int width = tile_width(KP, MB);
+    static constexpr int plane = N / 8 * 1024;  // bytes of one atom column over the tile's lines
+    static constexpr int b_part = tile_b_part(KP, MB);
     static constexpr int groups = (width + 127) / 128;  // float4 loads of a line per lane
     static constexpr int stage_floats = N * width;
-    static constexpr int bytes =
-        1024 + consumers * 4 * b_part + stages * stage_floats * 4 + consumers * 2 * N * 4 + 2 * stages * 8;
-    static_assert(bytes <= 227 * 1024, "the block's shared memory");
+    static constexpr int bytes = tile_bytes(KP, MB);
+    static_assert(bytes <= shared_memory_limit, "the block's shared memory");
 };
-
-// MB blocks of 64 outputs a tile: three share the stage's apron up to
-// tensor_core_shallow_depth; two beyond, where three no longer fit in shared memory.
-template <int KP>
-constexpr int blocks_of = KP <= tensor_core_shallow_depth ? 3 : 2;
 
 __device__ __forceinline__ void warpgroup_sync(int wg) {
     named_barrier(1 + wg, 128);
@@ -283,14 +313,14 @@ __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, 
 
 template <int KP>
 __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
-    constexpr int MB = blocks_of<KP>;
-    using T = Tile<KP, MB>;
+    using T = Tile<KP>;
+    constexpr int MB = T::MB;
     extern __shared__ unsigned char raw[];
     unsigned char *base = raw + ((1024 - (shared_address(raw) & 1023)) & 1023);  // atoms 1024-byte aligned
-    unsigned char *b_all = base;  // consumer c, buffer b, part h at ((c * 2 + b) * 2 + h) * b_part
-    float *stage_floats = reinterpret_cast<float *>(base + consumers * 4 * T::b_part);
-    float *unscale_all = stage_floats + stages * T::stage_floats;  // [consumer][buffer][N]
-    uint64_t *bars = reinterpret_cast<uint64_t *>(unscale_all + consumers * 2 * N);
+    unsigned char *b_all = base;  // consumer c's part h at (c * 2 + h) * b_part
+    float *stage_floats = reinterpret_cast<float *>(base + consumers * 2 * T::b_part);
+    float *unscale_all = stage_floats + stages * T::stage_floats;  // [consumer][N]
+    uint64_t *bars = reinterpret_cast<uint64_t *>(unscale_all + consumers * N);
     const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * stages;
     const int tid = int(threadIdx.x);
     if (tid == 0) {
@@ -331,20 +361,22 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
             split_f32::split_pair(v[0], v[1], a_hi[ks][r], a_mid[ks][r]);
         }
     }
-    float *unscale = unscale_all + wg * 2 * N;
-    const auto split = [&](int i, int buffer) {
+    float *unscale = unscale_all + wg * N;
+    unsigned char *const hi = b_all + wg * 2 * T::b_part, *const mid = hi + T::b_part;
+    // One descriptor a part; each product's is it plus a constant (its start field).
+    const uint64_t d_hi = wgmma_sw128_descriptor(shared_address(hi)), d_mid = d_hi + (T::b_part >> 4);
+    const auto split = [&](int i) {
         const int s = i % stages;
         const auto [x0, y0] = tile_at(p, 64 * MB, i);
         // Samples from `needed` on meet only zero taps; from columns_used on the producer copied none.
         const int needed = min(64 * MB + p.k - 1, columns_used(p, x0, T::width));
         mbarrier_wait(full0 + 8 * s, (i / stages) & 1);
         const float *stage = stage_floats + s * T::stage_floats;
-        unsigned char *hi = b_all + (wg * 2 + buffer) * 2 * T::b_part, *mid = hi + T::b_part;
 #pragma unroll 2
         for (int r = 0; r < N / 4; r++) {
             const int n = warp + 4 * r;
-            split_line<T, MB>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid, unscale[buffer * N + n],
-                              needed, tap_exponent, x0, y0 + n);
+            split_line<T, MB>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid, unscale[n], needed,
+                              tap_exponent, x0, y0 + n);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
@@ -355,13 +387,9 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
     if (wg >= count) {
         return;
     }
-    split(wg, 0);
-    int buffer = 0;
-    for (int i = wg; i < count; i += consumers, buffer ^= 1) {
+    for (int i = wg; i < count; i += consumers) {
         const auto [x0, y0] = tile_at(p, 64 * MB, i);
-        // One descriptor a buffer; each product's is it plus a constant (its start field).
-        const uint64_t d_hi = wgmma_sw128_descriptor(shared_address(b_all + (wg * 2 + buffer) * 2 * T::b_part));
-        const uint64_t d_mid = d_hi + (T::b_part >> 4);
+        split(i);
         float acc[MB][N / 2];
         wgmma_fence();
 #pragma unroll
@@ -376,14 +404,11 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
             }
         }
         wgmma_commit();
-        if (i + consumers < count) {
-            split(i + consumers, buffer ^ 1);
-        }
         float u[N / 8][2];
         bool summed_directly = false;  // one of this thread's lines (its unscale negative)
 #pragma unroll
         for (int j = 0; j < N / 8; j++) {
-            const float2 pair = *reinterpret_cast<const float2 *>(unscale + buffer * N + 8 * j + 2 * q);
+            const float2 pair = *reinterpret_cast<const float2 *>(unscale + 8 * j + 2 * q);
             u[j][0] = pair.x;
             u[j][1] = pair.y;
             summed_directly |= pair.x < 0.0f || pair.y < 0.0f;
@@ -429,7 +454,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
                 }
             }
         }
-        warpgroup_sync(wg);  // B[buffer] and its unscale are free for the tile after next
+        warpgroup_sync(wg);  // B and its unscale are free for the next tile
     }
 }
 
@@ -440,7 +465,7 @@ cudaError_t launch_depth(PassArgs p, int sms, cudaStream_t stream) {
     if (const cudaError_t e = allow_opt_in_shared_memory<line_pass<KP>>(); e != cudaSuccess) {
         return e;
     }
-    const int64_t span = 64 * int64_t(blocks_of<KP>);
+    const int64_t span = 64 * int64_t(Tile<KP>::MB);
     p.phase = int(((p.base % 4) + 4) % 4);
     const int64_t tiles_x = (int64_t(p.out_len) + p.phase + span - 1) / span;
     const int64_t tiles = tiles_x * ((int64_t(p.lines) + N - 1) / N);
@@ -451,25 +476,21 @@ cudaError_t launch_depth(PassArgs p, int sms, cudaStream_t stream) {
     p.tiles = int(tiles);
     // One block an SM (its shared memory), each taking every sms-th tile.
     const dim3 grid(unsigned(std::min<int64_t>(tiles, sms)));
-    line_pass<KP><<<grid, threads, Tile<KP, blocks_of<KP>>::bytes, stream>>>(p);
+    line_pass<KP><<<grid, threads, Tile<KP>::bytes, stream>>>(p);
     return cudaGetLastError();
 }
 
-// Launches one pass (the kernel of the taps' depth) on `stream`.
+// Launches one pass (the kernel of the taps' depth) on `stream`: a kernel per entry of
+// tensor_core_depths.
+template <size_t... I>
+cudaError_t launch_at_depth(const PassArgs &p, int sms, cudaStream_t stream, std::index_sequence<I...>) {
+    const int depth = tensor_core_depth(p.k);
+    cudaError_t e = cudaErrorInvalidValue;
+    ((depth == tensor_core_depths[I] ? (e = launch_depth<tensor_core_depths[I]>(p, sms, stream), true) : false) || ...);
+    return e;
+}
 cudaError_t launch_pass(const PassArgs &p, int sms, cudaStream_t stream) {
-    static_assert(std::size(tensor_core_depths) == 4, "a case per depth");
-    switch (tensor_core_depth(p.k)) {
-        case tensor_core_depths[0]:
-            return launch_depth<tensor_core_depths[0]>(p, sms, stream);
-        case tensor_core_depths[1]:
-            return launch_depth<tensor_core_depths[1]>(p, sms, stream);
-        case tensor_core_depths[2]:
-            return launch_depth<tensor_core_depths[2]>(p, sms, stream);
-        case tensor_core_depths[3]:
-            return launch_depth<tensor_core_depths[3]>(p, sms, stream);
-        default:
-            return cudaErrorInvalidValue;
-    }
+    return launch_at_depth(p, sms, stream, std::make_index_sequence<std::size(tensor_core_depths)>());
 }
 
 bool aligned(const void *ptr, int64_t pitch, int bytes, int elements) {
