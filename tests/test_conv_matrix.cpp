@@ -941,7 +941,7 @@ protected:
 }
 
 // Every mode, boundary, correlation and convolution; kernels of each depth the kernel is
-// built for (96 ... 224: 1 to tensor_core_max_taps = 161 taps) and at their edges; lines
+// built for (96 ... 256: 1 to tensor_core_max_taps = 193 taps) and at their edges; lines
 // of one sample, partial tiles along both axes, kernels longer than the image; images whose
 // rows are not 16-byte aligned (copied sample by sample) and outputs whose rows are not
 // 8-byte aligned (stored one sum at a time); lines at scales 2^-20 ... 2^20 apart; very tall and very wide images

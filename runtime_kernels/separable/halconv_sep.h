@@ -40,7 +40,7 @@
 // along the image's rows into a float32 intermediate (the output's width in lines of the
 // image's height, transposed), then one of the column taps along its lines into the output.
 // Each pass sums on float16 tensor cores with its samples carried as two float16 parts,
-// each line of 64 MB + K - 1 samples (MB = 5 or 6, as many as shared memory takes) at its
+// each line of 64 MB + K - 1 samples (MB = 3 to 6, as many as fit) at its
 // own power-of-two scale, so that a pass's output keeps the float32 bound (K + 4) 2^-24
 // sum|tap x| but for samples more than 2^28 below their line's largest, which keep 2^-40 of
 // that largest absolutely. A line holding NaN or Inf is summed directly (the samples reach only the

@@ -18,7 +18,7 @@
 // first warp's bulk copies of what lies inside the line, the boundary rule applied sample by
 // sample to the rest by all its threads); one block an SM takes every gridDim-th tile; two
 // consumer warpgroups take alternate tiles, split a stage into their own B buffer, multiply,
-// and store. A tile holds as many blocks of 64 outputs as shared memory takes (most_blocks).
+// and store. A tile holds as many blocks of 64 outputs as it can (most_blocks).
 // A line holding NaN or Inf among its needed samples is summed directly in float32 by the
 // warp that splits it, so those values reach only the outputs whose window holds them; its
 // tensor-core sums are not stored.
@@ -110,15 +110,24 @@ constexpr int tile_bytes(int kp, int mb) {
 }
 constexpr int shared_memory_limit = 227 * 1024;
 
-// The most blocks of 64 outputs a tile that shared memory holds at depth KP. Wider tiles
-// share the stage's apron (KP - 64 samples a line) over more outputs; measured on the H200
-// (bench/results/h200/separable/tile-shapes-2026-11-28/), shared memory pays more as width
-// than as a second B buffer a consumer (the next tile's split under the products) or a third
-// stage: at 4096^2 the depth-192 pass pair took 0.207 ms at 2 blocks, 2 buffers and 3
-// stages, 0.165 at 3 blocks, 1 buffer and 3 stages, 0.146 at 5 blocks, 1 buffer, 2 stages.
+// A consumer thread's registers for its Toeplitz fragments (KP / 2: hi and mid parts, KP / 16
+// slices of 4 pairs) and accumulators (16 a block), of its consumer_registers: at depth 256
+// four blocks (192) spilled 256 bytes, three (176) 12 bytes.
+constexpr int fragment_registers = 176;
+constexpr int fragment_registers_of(int kp, int mb) {
+    return kp / 2 + 16 * mb;
+}
+
+// The most blocks of 64 outputs a tile that shared memory and the registers hold at depth
+// KP. Wider tiles share the stage's apron (KP - 64 samples a line) over more outputs;
+// measured on the H200 (bench/results/h200/separable/tile-shapes-2026-11-28/), shared memory
+// pays more as width than as a second B buffer a consumer (the next tile's split under the
+// products) or a third stage: at 4096^2 the depth-192 pass pair took 0.207 ms at 2 blocks, 2
+// buffers and 3 stages, 0.165 at 3 blocks, 1 buffer and 3 stages, 0.146 at 5 blocks, 1
+// buffer, 2 stages.
 constexpr int most_blocks(int kp) {
     int mb = 1;
-    while (tile_bytes(kp, mb + 1) <= shared_memory_limit) {
+    while (tile_bytes(kp, mb + 1) <= shared_memory_limit && fragment_registers_of(kp, mb + 1) <= fragment_registers) {
         mb++;
     }
     return mb;
