@@ -35,17 +35,17 @@
 // where the workspace holds tables a plan prepared for this very call (FftLinesTables),
 // only the intermediate, and the call skips its setup and spectra kernels.
 //
-// halconv_sep_tensor_core_f32(...), the same arguments and definition for one term (1D
-// kernels of up to tensor_core_max_taps each), on sm_90 devices only: a pass of the row taps
-// along the image's rows into a float32 intermediate (the output's width in lines of the
-// image's height, transposed), then one of the column taps along its lines into the output.
-// Each pass sums on float16 tensor cores with its samples carried as two float16 parts,
-// each line of 64 MB + K - 1 samples (MB = 3 to 6, as many as fit) at its
-// own power-of-two scale, so that a pass's output keeps the float32 bound (K + 4) 2^-24
-// sum|tap x| but for samples more than 2^28 below their line's largest, which keep 2^-40 of
-// that largest absolutely. A line holding NaN or Inf is summed directly (the samples reach only the
-// outputs whose window holds them). Scratch: the intermediate
-// (tensor_core_workspace_bytes), from the installed workspace or allocated per call.
+// halconv_sep_tensor_core_f32(...), the same arguments and definition for one term (1D kernels
+// of up to tensor_core_max_taps each), on sm_90 devices only: a pass of the row taps along the
+// image's rows into a float32 intermediate (the output's width in lines of the image's height,
+// transposed), then one of the column taps along its lines into the output. Each pass sums on
+// float16 tensor cores with its samples carried as two float16 parts, each line of
+// 64 MB + K - 1 samples (MB = 3 to 6, as many as fit) at its own power-of-two scale, so that a
+// pass's output keeps the float32 bound (K + 4) 2^-24 sum|tap x| but for samples more than
+// 2^28 below their line's largest, which keep 2^-40 of that largest absolutely. A line holding
+// NaN or Inf is summed directly (the samples reach only the outputs whose window holds them).
+// Scratch: the intermediate (tensor_core_workspace_bytes), from the installed workspace or
+// allocated per call.
 #pragma once
 
 #include <stdint.h>

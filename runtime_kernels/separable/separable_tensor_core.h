@@ -53,10 +53,11 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
 // together (kw + kh) on outputs of at least tensor_core_min_outputs samples. The passes' time
 // is nearly flat in K within a depth (4096^2: 0.116 ms at K = 31, 0.121-0.126 from 35 to 63,
 // 0.139-0.149 from 79 to 127, 0.167-0.195 to 193); the sliding pass's grows with K (0.100,
-// 0.122, 0.129, 0.134, 0.168 at K = 31, 35, 39, 43, 63) and fft_lines' is 0.21-0.27 from 79.
-// At K = 39 the two are within 4 % (the sliding pass ahead at 8192^2), from K = 43 the passes
-// lead at 2048^2 to 8192^2 by 6-11 %; from 79 they lead fft_lines (by 8-45 %), but for a tie
-// at 2048^2 K = 143-151. At 1024^2 both others lead everywhere. 0 outputs (unknown) count as small.
+// 0.122, 0.129, 0.134, 0.168 at K = 31, 35, 39, 43, 63) and fft_lines' is 0.21-0.27 from 79. At
+// K = 39 the two are within 4 % (the sliding pass ahead at 8192^2), from K = 43 the passes lead
+// at 2048^2 to 8192^2 by 6-11 %; from 79 they lead fft_lines (by 8-45 %), but for a tie at
+// 2048^2 K = 143-151. At 1024^2 both others lead everywhere. 0 outputs (unknown) count as
+// small.
 inline constexpr int64_t tensor_core_min_taps = 80;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
 
