@@ -6,7 +6,7 @@
 # Each binary built from the tree with the shape given to the kernel by a macro (not kept);
 # the bench binaries take the passes everywhere (tensor_core_min_taps = 2, min outputs 1).
 # v2 is invalid: with one stage the two consumers' waits cannot be told apart by the
-# barrier's phase (its tests failed; the kernel now asserts a stage a consumer).
+# barrier's phase (its tests failed; the kernel now has a stage a consumer, the reason in a comment).
 cd "$(dirname "$0")/.."
 export HALCONV_WISDOM=/nonexistent
 nvidia-smi --query-gpu=name,driver_version --format=csv > $OUT/device.txt 2>&1
