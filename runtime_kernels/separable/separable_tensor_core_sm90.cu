@@ -101,8 +101,9 @@ constexpr int stages = consumers;
 constexpr int tile_width(int kp, int mb) {
     return 64 * (mb - 1) + kp;
 }
+constexpr int atom_plane = N / 8 * 1024;  // bytes of one atom column over a tile's lines
 constexpr int tile_b_part(int kp, int mb) {
-    return (tile_width(kp, mb) + 63) / 64 * (N / 8 * 1024);
+    return (tile_width(kp, mb) + 63) / 64 * atom_plane;
 }
 constexpr int tile_bytes(int kp, int mb) {
     return 1024 + consumers * 2 * tile_b_part(kp, mb) + stages * N * tile_width(kp, mb) * 4 + consumers * N * 4 +
@@ -138,7 +139,6 @@ struct Tile {
     static constexpr int MB = most_blocks(KP);
     static constexpr int KS = KP / 16;
     static constexpr int width = tile_width(KP, MB);
-    static constexpr int plane = N / 8 * 1024;  // bytes of one atom column over the tile's lines
     static constexpr int b_part = tile_b_part(KP, MB);
     static constexpr int groups = (width + 127) / 128;  // float4 loads of a line per lane
     static constexpr int stage_floats = N * width;
@@ -271,7 +271,7 @@ __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, f
 // NaN there would poison the products, a stale value the scale). A line with NaN or Inf
 // among its needed samples is summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y)
 // and its unscale marked negative: the epilogue skips it.
-template <typename T, int MB>
+template <typename T>
 __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
                                            unsigned char *hi, unsigned char *mid, float &unscale, int needed,
                                            int tap_exponent, int x0, int y) {
@@ -292,7 +292,7 @@ __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, 
         probe += (v[c].x + v[c].y + v[c].z + v[c].w) * 0.0f;  // NaN where any is NaN or Inf
     }
     if (__any_sync(0xffffffffu, probe != probe)) {
-        sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row, 64 * MB, lane, x0, y);
+        sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row, 64 * T::MB, lane, x0, y);
         if (lane == 0) {
             unscale = -1.0f;
         }
@@ -313,7 +313,7 @@ __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, 
             split_f32::split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
             // Atom k / 64, its 16-byte chunk swizzled by the row within the 8-row group.
             const int a = k / 64, chunk = (k % 64) / 8, rr = n % 8;
-            const int at = a * T::plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
+            const int at = a * atom_plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
             *reinterpret_cast<uint2 *>(hi + at) = make_uint2(h0, h1);
             *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
         }
@@ -374,38 +374,35 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
     unsigned char *const hi = b_all + wg * 2 * T::b_part, *const mid = hi + T::b_part;
     // One descriptor a part; each product's is it plus a constant (its start field).
     const uint64_t d_hi = wgmma_sw128_descriptor(shared_address(hi)), d_mid = d_hi + (T::b_part >> 4);
-    const auto split = [&](int i) {
-        const int s = i % stages;
+    if (wg >= count) {
+        return;
+    }
+    for (int i = wg; i < count; i += consumers) {
         const auto [x0, y0] = tile_at(p, 64 * MB, i);
-        // Samples from `needed` on meet only zero taps; from columns_used on the producer copied none.
+        // The stage split into B. Samples from `needed` on meet only zero taps; from
+        // columns_used on the producer copied none.
+        const int s = i % stages;
         const int needed = min(64 * MB + p.k - 1, columns_used(p, x0, T::width));
         mbarrier_wait(full0 + 8 * s, (i / stages) & 1);
         const float *stage = stage_floats + s * T::stage_floats;
 #pragma unroll 2
         for (int r = 0; r < N / 4; r++) {
             const int n = warp + 4 * r;
-            split_line<T, MB>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid, unscale[n], needed,
-                              tap_exponent, x0, y0 + n);
+            split_line<T>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid, unscale[n], needed, tap_exponent,
+                          x0, y0 + n);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
         if (t == 0) {
             mbarrier_arrive(empty0 + 8 * s);  // the stage is read
         }
-    };
-    if (wg >= count) {
-        return;
-    }
-    for (int i = wg; i < count; i += consumers) {
-        const auto [x0, y0] = tile_at(p, 64 * MB, i);
-        split(i);
         float acc[MB][N / 2];
         wgmma_fence();
 #pragma unroll
         for (int mb = 0; mb < MB; mb++) {
 #pragma unroll
             for (int ks = 0; ks < T::KS; ks++) {
-                const uint32_t b_at = (mb + ks / 4) * T::plane + (ks % 4) * 32;
+                const uint32_t b_at = (mb + ks / 4) * atom_plane + (ks % 4) * 32;
                 const uint64_t db_hi = d_hi + (b_at >> 4), db_mid = d_mid + (b_at >> 4);
                 wgmma_m64n32k16_ra(acc[mb], a_mid[ks], db_hi, ks > 0);
                 wgmma_m64n32k16_ra(acc[mb], a_hi[ks], db_mid, true);
