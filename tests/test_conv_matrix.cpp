@@ -923,17 +923,10 @@ protected:
             store(dense, size_t(y) * out.width() + x, out(out.dim(0).min() + x, out.dim(1).min() + y));
         }
     }
-    const auto largest = [](const std::vector<double> &v) {
-        double m = 0.0;
-        for (double t : v) {
-            m = std::max(m, std::fabs(t));
-        }
-        return m;
-    };
     const double n = double(row.size() + col.size()) + 16, u = 0x1p-24;
     const double absolute =
         0x1p-38 * max_abs_x *
-        (double(row.size()) * largest(row) * abs_sum(col) + double(col.size()) * largest(col) * abs_sum(row));
+        (double(row.size()) * max_abs(row) * abs_sum(col) + double(col.size()) * max_abs(col) * abs_sum(row));
     return compare_samples(dense, ref, [&](size_t i, double want) {
         return n * u * ref.magnitude.data[i] + absolute + output_roundoff(Precision::f32) * std::fabs(want) +
                (n + 1) * underflow_step(Precision::f32);

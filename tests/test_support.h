@@ -303,6 +303,15 @@ inline double abs_sum(const std::vector<double> &v) {
     return sum;
 }
 
+// max |v|.
+inline double max_abs(const std::vector<double> &v) {
+    double m = 0.0;
+    for (double x : v) {
+        m = std::max(m, std::fabs(x));
+    }
+    return m;
+}
+
 // The largest |sample| a transform can meet: over the image, and the fill under the
 // constant boundary.
 inline double max_abs_sample(const Image &img, Boundary boundary, double fill) {
