@@ -319,9 +319,10 @@ void finish(PlanState &s) {
                 rk::align_scratch(size_t(s.extended_pitch) * size_t(s.extended.height) * s.types.storage.bytes());
         }
     }
-    const bool fft_lines = row.signature == internal::Signature::separable && cuda &&
-                           std::string_view(row.generator) == "separable_cuda" &&
-                           std::string_view(row.schedule) == "fft_lines";
+    // The separable algorithm's CUDA extern stages, by their form (the row's schedule).
+    const bool separable_extern =
+        row.signature == internal::Signature::separable && cuda && std::string_view(row.generator) == "separable_cuda";
+    const bool fft_lines = separable_extern && std::string_view(row.schedule) == "fft_lines";
     if (fft_lines) {
         // The intermediate (the output's width, the image's height): the tables are prepared below.
         s.extern_bytes =
@@ -329,8 +330,7 @@ void finish(PlanState &s) {
                 .tables_offset;
         device_bytes = rk::align_scratch(s.extern_bytes);
     }
-    if (row.signature == internal::Signature::separable && cuda &&
-        std::string_view(row.generator) == "separable_cuda" && std::string_view(row.schedule) == "tensor_core") {
+    if (separable_extern && std::string_view(row.schedule) == "tensor_core") {
         // The intermediate between the two passes (the output's width in lines of the image's height).
         s.extern_bytes = rk::sep::tensor_core_workspace_bytes(s.output.width, s.image.height);
         device_bytes = rk::align_scratch(s.extern_bytes);
