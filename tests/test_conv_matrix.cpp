@@ -1047,6 +1047,60 @@ TEST_F(CudaSeparableTensorCore, KeepsNonFiniteSamplesInTheirWindows) {
     }
 }
 
+// Where an output's window starts off a 16-byte boundary (base mod 4), zero taps lead the
+// kernel while it keeps its depth; at a depth's edge the first tile starts early instead.
+TEST(SeparableTensorCoreRule, LeadsWithZeroTapsWhereTheDepthHoldsThem) {
+    using rk::sep::tensor_core_lead;
+    for (int64_t base : {0, 4, -8, 400}) {
+        EXPECT_EQ(tensor_core_lead(31, base), 0);
+    }
+    EXPECT_EQ(tensor_core_lead(31, -15), 1);  // same mode, 31 taps: 32 still take depth 96
+    EXPECT_EQ(tensor_core_lead(31, 2), 2);
+    EXPECT_EQ(tensor_core_lead(30, -29), 3);
+    EXPECT_EQ(tensor_core_lead(31, -29), 0);  // 34 taps would take depth 128
+    EXPECT_EQ(tensor_core_lead(33, 1), 0);    // the edge of depth 96
+    EXPECT_EQ(tensor_core_lead(157, 3), 3);
+    EXPECT_EQ(tensor_core_lead(rk::sep::tensor_core_max_taps, 1), 0);  // no deeper depth
+}
+
+// A window of the full-mode output whose start moves the passes' windows through every
+// misalignment: lines of 768 outputs (a whole number of the 384- and 256-output tiles of depths
+// 96 and 224), kernels that leave room for the lead (31, 157 taps) and kernels at a depth's
+// edge (33, 161), so that both ways of aligning the staged samples are taken along both axes.
+TEST_F(CudaSeparableTensorCore, AlignsTilesAtEveryOffset) {
+    constexpr int side = 768;
+    const halide_type_t f32(halide_type_float, 32);
+    int index = 0;
+    for (const auto &[kw, kh] : {std::pair{31, 33}, std::pair{157, 161}}) {
+        for (int m = 0; m < 4; m++) {
+            const int n = 3 - m;  // the window's first column and row in the full output
+            const auto boundary = Boundary(index++ % 5);
+            SCOPED_TRACE("K " + std::to_string(kw) + "x" + std::to_string(kh) + " window at (" + std::to_string(m) +
+                         ", " + std::to_string(n) + ") " + to_string(boundary));
+            Image img;
+            std::vector<double> row, col;
+            random_buffer(f32, side + 4 - kw, side + 4 - kh, img);
+            Halide::Runtime::Buffer<float> input(img.width, img.height);
+            input.for_each_element([&](int x, int y) { input(x, y) = float(img.at(x, y)); });
+            Halide::Runtime::Buffer<> row_taps = taps_buffer(f32, kw, false, row);
+            Halide::Runtime::Buffer<> col_taps = taps_buffer(f32, kh, false, col);
+            const double fill = 0.75;
+            Halide::Runtime::Buffer<float> out = poisoned_output(side, side, 0, std::nanf(""));
+            out.translate({m, n});
+            run(input, row_taps, col_taps, Mode::full, boundary, fill, false, out);
+            const Reference full = separable_reference(img, row, col, Mode::full, boundary, fill, false);
+            Reference ref{{side, side, {}}, {side, side, {}}};
+            for (int y = 0; y < side; y++) {
+                for (int x = 0; x < side; x++) {
+                    ref.value.data.push_back(full.value.at(m + x, n + y));
+                    ref.magnitude.data.push_back(full.magnitude.at(m + x, n + y));
+                }
+            }
+            EXPECT_TRUE(matches_passes(out, ref, row, col, max_abs_sample(img, boundary, fill)));
+        }
+    }
+}
+
 // The separable entry gives the passes outputs of tensor_core_min_outputs samples and more
 // from tensor_core_min_taps taps together (f32, sm_90), at every depth, and keeps the sliding
 // pass below either threshold.

@@ -37,6 +37,18 @@ constexpr int tensor_core_depth(int64_t k) {
     return 0;
 }
 
+// Zero taps a pass puts before its k taps where an output's window starts `base` samples into
+// the line (base: output 0's first sample): with them, each tile's staged samples start on a
+// 16-byte boundary while its first output stays a multiple of the tile's span, wherever the
+// kernel so led still takes its own depth. Else 0, and the first tile starts up to 3 outputs
+// before output 0 instead, which costs a tile a line where the span divides the line: with the
+// lead, K = 143-157 run 8-10 % faster at 4096^2 (H200, bench/results/h200/separable/
+// tile-lead-2026-11-29/).
+constexpr int tensor_core_lead(int64_t k, int64_t base) {
+    const int misalignment = int(((base % 4) + 4) % 4);
+    return tensor_core_depth(k + misalignment) == tensor_core_depth(k) ? misalignment : 0;
+}
+
 // Elements between the intermediate's lines: the image's height rounded up to 128 bytes, so
 // that the second pass copies them in bulk and the first stores pairs.
 constexpr int64_t tensor_core_intermediate_pitch(int64_t image_height) {

@@ -6,13 +6,14 @@
 // code only, so the registry offers it on sm_90 devices alone.
 //
 // A pass's tile is 64 MB outputs along a line times 32 lines: D (64 x 32) = A (64 x KP)
-// B (KP x 32) for each of its MB blocks of 64 outputs, with A(m, k) = tap(k - m) (zero
-// outside the taps: a Toeplitz block, in registers, built once a block) and B(k, n) sample
-// k of line n, k-major in 128-byte-swizzled atoms. Float32 operands as two float16 parts
-// (hi, mid) at their own weight, three products (mid hi, hi mid, hi hi) chained in one
-// accumulator; every line of a tile at its own power-of-two scale (its largest needed
-// magnitude to [2^14, 2^15)) since a line's sums depend on that line alone. Measured forms
-// and their times: bench/results/h200/separable/wgmma-passes-2026-11-28/ (this is form 5).
+// B (KP x 32) for each of its MB blocks of 64 outputs, with A(m, k) = tap(k - m - lead) (zero
+// outside the taps: a Toeplitz block, in registers, built once a block; the lead's zero taps
+// align the staged samples) and B(k, n) sample k of line n, k-major in 128-byte-swizzled
+// atoms. Float32 operands as two float16 parts (hi, mid) at their own weight, three products
+// (mid hi, hi mid, hi hi) chained in one accumulator; every line of a tile at its own
+// power-of-two scale (its largest needed magnitude to [2^14, 2^15)) since a line's sums depend
+// on that line alone. Measured forms and their times:
+// bench/results/h200/separable/wgmma-passes-2026-11-28/ (this is form 5).
 //
 // Roles: a producer warpgroup copies each tile's lines into a ring of float32 stages (its
 // first warp's bulk copies of what lies inside the line, the boundary rule applied sample by
@@ -57,7 +58,7 @@ struct PassArgs {
     int64_t in_pitch;  // elements between input lines
     bool in_bulk;      // lines 16-byte aligned: what lies inside them is copied in bulk
     int64_t line;      // samples of an input line: the boundary rule's extent
-    int64_t base;      // input sample of output 0's first tap
+    int64_t base;      // input sample of output 0's window: its first tap, or the lead's first zero
     int phase;         // outputs the first tile starts before output 0 (its first sample 16-byte aligned)
     int lines;         // input lines (a tile's n)
     float *out;        // out[x * out_pitch + line]
@@ -66,6 +67,8 @@ struct PassArgs {
     int out_len;     // outputs along a line
     const float *taps;
     int k;
+    int lead;   // zero taps staged before the first (tensor_core_lead)
+    int reach;  // lead + k: the samples an output's window spans
     bool flip;
     int boundary;            // halconv::Boundary
     float fill;              // the constant boundary's value
@@ -155,9 +158,9 @@ __device__ __forceinline__ float tap_at(const PassArgs &p, int i) {
 }
 
 // Stage columns some output inside the line reads: output x reads columns x - x0 .. x - x0 +
-// K - 1. Beyond them the producer copies nothing and the split reads zeros.
+// reach - 1. Beyond them the producer copies nothing and the split reads zeros.
 __device__ __forceinline__ int columns_used(const PassArgs &p, int x0, int width) {
-    const int64_t used = int64_t(p.out_len) - x0 + p.k - 1;
+    const int64_t used = int64_t(p.out_len) - x0 + p.reach - 1;
     return used < 0 ? 0 : (used > width ? width : int(used));
 }
 
@@ -269,8 +272,10 @@ __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, f
 // power-of-two scale; lane 0 writes the factor back to output units to `unscale`. Samples
 // from `needed` on meet only zero taps or feed no output inside the line, and are zeroed (a
 // NaN there would poison the products, a stale value the scale). A line with NaN or Inf
-// among its needed samples is summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y)
-// and its unscale marked negative: the epilogue skips it.
+// among its samples is summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y) and its
+// unscale marked negative: the epilogue skips it. The lead's samples, before the needed ones,
+// are the line's own (copied, not stale) and are kept: zeroing them as well cost the passes
+// 2-8 % (bench/results/h200/separable/tile-lead-2026-11-29/).
 template <typename T>
 __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
                                            unsigned char *hi, unsigned char *mid, float &unscale, int needed,
@@ -292,7 +297,7 @@ __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, 
         probe += (v[c].x + v[c].y + v[c].z + v[c].w) * 0.0f;  // NaN where any is NaN or Inf
     }
     if (__any_sync(0xffffffffu, probe != probe)) {
-        sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row, 64 * T::MB, lane, x0, y);
+        sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row + p.lead, 64 * T::MB, lane, x0, y);
         if (lane == 0) {
             unscale = -1.0f;
         }
@@ -364,7 +369,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
             float v[2];
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int i = k + h - m;
+                const int i = k + h - m - p.lead;
                 v[h] = i >= 0 && i < p.k ? tap_at(p, i) * tap_scale : 0.0f;
             }
             split_f32::split_pair(v[0], v[1], a_hi[ks][r], a_mid[ks][r]);
@@ -382,7 +387,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(PassArgs p) {
         // The stage split into B. Samples from `needed` on meet only zero taps; from
         // columns_used on the producer copied none.
         const int s = i % stages;
-        const int needed = min(64 * MB + p.k - 1, columns_used(p, x0, T::width));
+        const int needed = min(64 * MB + p.reach - 1, columns_used(p, x0, T::width));
         mbarrier_wait(full0 + 8 * s, (i / stages) & 1);
         const float *stage = stage_floats + s * T::stage_floats;
 #pragma unroll 2
@@ -490,7 +495,7 @@ cudaError_t launch_depth(PassArgs p, int sms, cudaStream_t stream) {
 // tensor_core_depths.
 template <size_t... I>
 cudaError_t launch_at_depth(const PassArgs &p, int sms, cudaStream_t stream, std::index_sequence<I...>) {
-    const int depth = tensor_core_depth(p.k);
+    const int depth = tensor_core_depth(p.reach);
     cudaError_t e = cudaErrorInvalidValue;
     ((depth == tensor_core_depths[I] ? (e = launch_depth<tensor_core_depths[I]>(p, sms, stream), true) : false) || ...);
     return e;
@@ -579,6 +584,11 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     cols.k = kh;
     cols.fill_taps = boundary == 0 ? rows.taps : nullptr;
     cols.fill_k = kw;
+    for (PassArgs *pass : {&rows, &cols}) {
+        pass->lead = tensor_core_lead(pass->k, pass->base);
+        pass->reach = pass->lead + pass->k;
+        pass->base -= pass->lead;
+    }
     e = launch_pass(rows, device.sms, stream);
     if (e == cudaSuccess) {
         e = launch_pass(cols, device.sms, stream);
