@@ -22,7 +22,8 @@
 // accuracy:  MAPE (seed 000 eq. 20, median absolute percentage error) against a float64
 //            correlation of the original photo, per photo x variant x precision x K, kernels
 //            uniform in [0, 1) (seed 000 Table 5).
-// pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur one-shot and as a plan), float32.
+// pipelines: the composed pipelines (edges, unsharp mask, gaussian_blur one-shot and as a plan), float32;
+//            then the edge pipeline on the host CPU against the host's floor (cpu_pipelines.h).
 // separable: halconv's separable entry against NPP's row/column filters and its Gaussian,
 //            float32, nearest boundary, Gaussian taps of K = 3 ... 127 (default).
 // recursive: gaussian_blur's recursive method at sigma 1 ... 1000, float32, reflect, against
@@ -60,6 +61,7 @@
 #include "bands_report.h"
 #include "batch_report.h"
 #include "bench_core.h"
+#include "cpu_pipelines.h"
 #include "gpu_common.h"
 #include "halconv/float16.h"
 #include "halconv/halconv.h"
@@ -574,6 +576,8 @@ const std::vector<std::string> pipeline_columns{"device", "pipeline",        "wi
 void pipelines_report(Run &run, Table &table) {
     const Settings &s = run.settings;
     std::mt19937_64 rng(20261122);
+    const std::string host = host_cpu_description();
+    std::printf("host CPU: %s\n", host.c_str());
     std::printf("%-22s %11s %10s %10s %8s\n", "pipeline", "size", "median_ms", "floor_ms", "floor%");
     auto report = [&](const std::string &name, const Size &size, const Timing &t, int out_bytes) {
         const double floor_ms =
@@ -615,6 +619,24 @@ void pipelines_report(Run &run, Table &table) {
             const Plan plan = Plan::gaussian(Extent2d{size.width, size.height}, sigma, go);
             report("gaussian_plan_s" + taps, size,
                    time_on_stream(run.stream, s.reps, [&] { plan.apply(image, sharpened); }), 4);
+        }
+        // The edge pipeline on the host CPU, against this host's floor at this size.
+        Halide::Runtime::Buffer<float> host_image(size.width, size.height);
+        std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+        host_image.for_each_value([&](float &v) { v = unit(rng); });
+        Halide::Runtime::Buffer<uint8_t> host_edges(size.width, size.height);
+        const double floor_ms = host_floor_ms(host_image.data(), host_edges.data(), size.width, size.height, s.reps);
+        PipelineOptions cpu;
+        cpu.device = Device::cpu;
+        for (Staging st : {Staging::fused, Staging::staged}) {
+            cpu.staging = st;
+            const Timing t = time_on_host(s.reps, [&] { detect_edges(host_image, host_edges, 0.02, cpu); });
+            std::printf("%-22s %5dx%-5d %10.4f %10.4f %7.0f%%  (host CPU)\n",
+                        (std::string("edges_") + to_string(st)).c_str(), size.width, size.height, t.median_ms, floor_ms,
+                        100.0 * floor_ms / t.median_ms);
+            add_timed_row(table, run, size.width, size.height, t, floor_ms);
+            table.set("device", host);
+            table.set("pipeline", std::string("edges_") + to_string(st));
         }
     }
 }
