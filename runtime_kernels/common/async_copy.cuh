@@ -86,6 +86,27 @@ __device__ inline void tma_load_3d(uint32_t dst, const void *map, int c0, int c1
         : "memory");
 }
 
+// TMA: shared memory at src into the box of a 2-D tensor map at coordinates (c0, c1); elements
+// outside the tensor are not written. Committed with bulk_commit(), awaited with bulk_wait_*.
+__device__ inline void tma_store_2d(const void *map, int c0, int c1, uint32_t src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map), "r"(c0),
+                 "r"(c1), "r"(src)
+                 : "memory");
+}
+__device__ inline void bulk_commit() {
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// Until at most Pending of this thread's committed bulk groups still read shared memory ...
+template <int Pending>
+__device__ inline void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
+}
+// ... or are still in flight at all.
+template <int Pending>
+__device__ inline void bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
 // A contiguous copy of `bytes` (a multiple of 16, both addresses 16-byte aligned).
 __device__ inline void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
