@@ -1047,6 +1047,36 @@ TEST_F(CudaSeparableTensorCore, KeepsNonFiniteSamplesInTheirWindows) {
     }
 }
 
+// The separable entry takes the tensor-core passes from 70 taps together (kw + kh) on outputs
+// of 2^22 samples and more (measured: bench/results/h200/separable/tma-stores-2026-11-29/
+// 4-crossover/); a refusal names both thresholds.
+TEST(SeparableTensorCoreRule, PaysFromSeventyTapsOnLargeOutputs) {
+    internal::Request r;
+    r.device = Device::cuda;
+    r.precision = Precision::f32;
+    const internal::VariantRow row{};
+    struct Case {
+        int kw, kh, width, height;
+        bool pays;
+    };
+    for (const Case &c :
+         {Case{35, 35, 2048, 2048, true}, Case{34, 35, 2048, 2048, false}, Case{35, 35, 2048, 2047, false},
+          Case{3, 67, 4096, 4096, true}, Case{193, 1, 8192, 8192, true}, Case{33, 33, 8192, 8192, false},
+          Case{35, 35, 1 << 22, 1, true}, Case{99, 99, 0, 0, false}}) {
+        r.kernel_width = c.kw;
+        r.kernel_height = c.kh;
+        r.output_width = c.width;
+        r.output_height = c.height;
+        const std::string why = internal::limit_separable_tensor_core_pays(r, row);
+        EXPECT_EQ(why.empty(), c.pays) << c.kw << "x" << c.kh << " on " << c.width << "x" << c.height;
+        if (!c.pays) {
+            EXPECT_NE(why.find("pay from 70 taps together (kw + kh) on outputs of 4194304 samples or more"),
+                      std::string::npos)
+                << why;
+        }
+    }
+}
+
 // Where an output's window starts off a 16-byte boundary (base mod 4), zero taps lead the
 // kernel while it keeps its depth; at a depth's edge the first tile starts early instead.
 TEST(SeparableTensorCoreRule, LeadsWithZeroTapsWhereTheDepthHoldsThem) {

@@ -60,17 +60,17 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
     return size_t(out_width) * size_t(tensor_core_intermediate_pitch(image_height)) * 4;
 }
 
-// Where the passes beat the sliding pass and fft_lines (H200, f32, Gaussian taps,
-// bench/results/h200/separable/tile-shapes-2026-11-28/): from tensor_core_min_taps taps
-// together (kw + kh) on outputs of at least tensor_core_min_outputs samples. The passes' time
-// is nearly flat in K within a depth (4096^2: 0.116 ms at K = 31, 0.121-0.126 from 35 to 63,
-// 0.139-0.149 from 79 to 127, 0.167-0.195 to 193); the sliding pass's grows with K (0.100,
-// 0.122, 0.129, 0.134, 0.168 at K = 31, 35, 39, 43, 63) and fft_lines' is 0.21-0.27 from 79. At
-// K = 39 the two are within 4 % (the sliding pass ahead at 8192^2), from K = 43 the passes lead
-// at 2048^2 to 8192^2 by 6-11 %; from 79 they lead fft_lines (by 8-45 %), but for a tie at
-// 2048^2 K = 143-151. At 1024^2 both others lead everywhere. 0 outputs (unknown) count as
-// small.
-inline constexpr int64_t tensor_core_min_taps = 80;
+// Where the passes beat the sliding pass and fft_lines (H200, f32, Gaussian taps): from
+// tensor_core_min_taps taps together (kw + kh) on outputs of at least tensor_core_min_outputs
+// samples. The passes' time is nearly flat in K within a depth (4096^2: 0.107 ms at K = 31,
+// 0.108-0.112 from 33 to 63, 0.128-0.139 from 79 to 127, 0.165-0.195 to 193); the sliding
+// pass's grows with K (0.101, 0.114, 0.122, 0.131 at K = 31, 33, 35, 39) and fft_lines' is
+// 0.21-0.27 from 79. From K = 35 the passes lead at 2048^2 to 8192^2 (by 2-15 %); at K = 33 they
+// lead by 3-5 % but for 8192^2 (3 % behind), at K = 31 they trail by 6-12 %
+// (bench/results/h200/separable/tma-stores-2026-11-29/4-crossover/). From 79 they lead
+// fft_lines (by 8-45 %), but for a tie at 2048^2 K = 143-151; at 1024^2 both others lead
+// everywhere (../tile-shapes-2026-11-28/). 0 outputs (unknown) count as small.
+inline constexpr int64_t tensor_core_min_taps = 70;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
 
 constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height) {
