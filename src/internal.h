@@ -24,9 +24,23 @@ namespace halconv::internal {
 class WorkspacePool;  // workspace_pool.h
 
 // ---- Halide's runtime hooks (runtime_hooks.cpp) ----
-// Installs, once, the error handler that turns Halide runtime errors into messages and,
-// in a build with CUDA, Halide's CUDA context/stream hooks (install_cuda_hooks).
+// Installs, once, the error handler that turns Halide runtime errors into messages, Halide's
+// allocator (scratch_malloc / scratch_free) and, in a build with CUDA, Halide's CUDA
+// context/stream hooks (install_cuda_hooks).
 void install_runtime_hooks();
+// Halide's host allocations (a schedule's per-strip and per-tile intermediates): 128-byte
+// aligned, with readable slack before and after as Halide requires, and freed blocks kept for
+// reuse by the freeing thread, up to scratch_cached_blocks of them and scratch_cached_bytes in
+// all, the oldest freed first (a thread's strips of an 8192-wide image take about 2 MB; larger
+// blocks are not kept, so that the library holds little memory between calls). glibc serves
+// blocks of these sizes (hundreds of KB) by mmap, so each strip's rows had been fresh pages,
+// faulted in on first write and unmapped when freed: the CPU edge pipeline ran 1.5-3.5x slower
+// for it (bench/results/cpu/edges-2026-11-27/RUN.md). A block that scratch_malloc did not make
+// (allocated before the hooks) goes to Halide's default free.
+inline constexpr int scratch_cached_blocks = 8;
+inline constexpr size_t scratch_cached_bytes = size_t(16) << 20;
+void *scratch_malloc(void *user_context, size_t bytes);
+void scratch_free(void *user_context, void *ptr);
 // While alive, Halide's CUDA work on this thread goes to `stream` (nullptr = default).
 class StreamScope {
 public:

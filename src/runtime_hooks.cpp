@@ -1,7 +1,9 @@
 // Halide's runtime hooks shared by every halconv pipeline, CPU or CUDA: Halide runtime
-// errors captured as messages (the entry points throw them as halconv::Error), the
-// stream each call's CUDA work goes to, and the CPU thread pool's size.
+// errors captured as messages (the entry points throw them as halconv::Error), Halide's
+// host allocations kept for reuse, the stream each call's CUDA work goes to, and the CPU
+// thread pool's size.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -18,13 +20,89 @@ void capture_error(void * /*user_context*/, const char *message) {
     last_runtime_error = message ? message : "unknown Halide runtime error";
 }
 
+// A scratch block: `header` bytes (its total size and a tag just before the caller's
+// pointer), the caller's bytes rounded up to the alignment, and `header` bytes of slack.
+constexpr size_t scratch_alignment = 128, scratch_header = scratch_alignment;
+constexpr uint64_t scratch_tag = 0x68616c636f6e7363ull;  // "halconsc"
+
+struct ScratchCache {
+    struct Block {
+        void *base;
+        size_t bytes;
+    };
+    Block blocks[scratch_cached_blocks] = {};
+    int count = 0;
+    size_t held = 0;
+    ~ScratchCache() {
+        for (int i = 0; i < count; i++) {
+            std::free(blocks[i].base);
+        }
+    }
+};
+thread_local ScratchCache scratch_cache;
+
 }  // namespace
+
+void *scratch_malloc(void *, size_t bytes) {
+    const size_t total =
+        scratch_header + (bytes + scratch_alignment - 1) / scratch_alignment * scratch_alignment + scratch_header;
+    ScratchCache &c = scratch_cache;
+    void *base = nullptr;
+    for (int i = c.count - 1; i >= 0; i--) {
+        if (c.blocks[i].bytes == total) {
+            base = c.blocks[i].base;
+            c.held -= total;
+            std::move(c.blocks + i + 1, c.blocks + c.count, c.blocks + i);  // the rest stay in age order
+            c.count--;
+            break;
+        }
+    }
+    if (base == nullptr) {
+        base = std::aligned_alloc(scratch_alignment, total);
+        if (base == nullptr) {
+            return nullptr;
+        }
+    }
+    uint64_t *const at = reinterpret_cast<uint64_t *>(static_cast<char *>(base) + scratch_header);
+    at[-2] = total;
+    at[-1] = scratch_tag;
+    return at;
+}
+
+void scratch_free(void *user_context, void *ptr) {
+    if (ptr == nullptr) {
+        return;
+    }
+    const uint64_t *const at = static_cast<const uint64_t *>(ptr);
+    if (at[-1] != scratch_tag) {
+        halide_default_free(user_context, ptr);
+        return;
+    }
+    const size_t total = at[-2];
+    void *const base = static_cast<char *>(ptr) - scratch_header;
+    ScratchCache &c = scratch_cache;
+    if (total > scratch_cached_bytes) {
+        std::free(base);
+        return;
+    }
+    // The oldest blocks make room.
+    while (c.count > 0 && (c.count == scratch_cached_blocks || c.held + total > scratch_cached_bytes)) {
+        std::free(c.blocks[0].base);
+        c.held -= c.blocks[0].bytes;
+        std::move(c.blocks + 1, c.blocks + c.count, c.blocks);
+        c.count--;
+    }
+    c.blocks[c.count++] = {base, total};
+    c.held += total;
+}
 
 void install_runtime_hooks() {
     static std::once_flag once;
     std::call_once(once, [] {
         install_cuda_hooks();
         halide_set_error_handler(capture_error);
+        halide_set_custom_malloc(scratch_malloc);
+        halide_set_custom_free(scratch_free);
     });
 }
 
