@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "internal.h"
 #include "test_support.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -95,6 +96,47 @@ TEST(ApiErrors, WrongDimensionality) {
     expect_error([&] { correlate2d(img3, k, out, cpu_options()); }, {"batch of 3", "output has 2 dimensions"});
     expect_error([&] { correlate2d(img, k1, out, cpu_options()); }, {"kernel has 1 dimensions", "must have 2"});
     expect_error([&] { separable_correlate2d(img, k, k1, out, cpu_options()); }, {"row kernel has 2 dimensions"});
+}
+
+// Halide's host allocations (internal::scratch_malloc): 128-byte aligned, writable to the
+// size asked, a freed block given back for the same size, the oldest of the cached blocks
+// freed past scratch_cached_blocks, and a block of Halide's default allocator freed by it.
+TEST(RuntimeHooks, ScratchBlocksAreAlignedReusedAndBounded) {
+    constexpr size_t size = 12345;
+    constexpr int n = internal::scratch_cached_blocks + 1;
+    std::vector<void *> blocks;
+    for (int i = 0; i < n; i++) {
+        void *p = internal::scratch_malloc(nullptr, size);
+        ASSERT_NE(p, nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 128, 0u);
+        std::fill_n(static_cast<unsigned char *>(p), size, static_cast<unsigned char>(i));
+        blocks.push_back(p);
+    }
+    for (void *p : blocks) {
+        internal::scratch_free(nullptr, p);
+    }
+    // The first block freed was evicted; the other n - 1 come back, newest first.
+    std::vector<void *> again;
+    for (int i = 1; i < n; i++) {
+        void *p = internal::scratch_malloc(nullptr, size);
+        EXPECT_NE(std::find(blocks.begin() + 1, blocks.end(), p), blocks.end());
+        EXPECT_EQ(std::find(again.begin(), again.end(), p), again.end());
+        again.push_back(p);
+    }
+    // A cached block is given for its own size only.
+    void *cached = again.back();
+    again.pop_back();
+    internal::scratch_free(nullptr, cached);
+    void *other = internal::scratch_malloc(nullptr, 2 * size);
+    EXPECT_NE(other, cached);
+    EXPECT_EQ(internal::scratch_malloc(nullptr, size), cached);
+    again.push_back(other);
+    again.push_back(cached);
+    for (void *p : again) {
+        internal::scratch_free(nullptr, p);
+    }
+    internal::scratch_free(nullptr, halide_default_malloc(nullptr, 1000));
+    internal::scratch_free(nullptr, nullptr);
 }
 
 // The CPU thread count (process-wide): set, read back, reset to the default; results do

@@ -1077,47 +1077,6 @@ TEST(SeparableTensorCoreRule, PaysFromSeventyTapsOnLargeOutputs) {
     }
 }
 
-// Halide's host allocations (internal::scratch_malloc): 128-byte aligned, writable to the
-// size asked, a freed block given back for the same size, the oldest of the cached blocks
-// freed past scratch_cached_blocks, and a block of Halide's default allocator freed by it.
-TEST(RuntimeHooks, ScratchBlocksAreAlignedReusedAndBounded) {
-    constexpr size_t size = 12345;
-    constexpr int n = internal::scratch_cached_blocks + 1;
-    std::vector<void *> blocks;
-    for (int i = 0; i < n; i++) {
-        void *p = internal::scratch_malloc(nullptr, size);
-        ASSERT_NE(p, nullptr);
-        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 128, 0u);
-        std::fill_n(static_cast<unsigned char *>(p), size, static_cast<unsigned char>(i));
-        blocks.push_back(p);
-    }
-    for (void *p : blocks) {
-        internal::scratch_free(nullptr, p);
-    }
-    // The first block freed was evicted; the other n - 1 come back, newest first.
-    std::vector<void *> again;
-    for (int i = 1; i < n; i++) {
-        void *p = internal::scratch_malloc(nullptr, size);
-        EXPECT_NE(std::find(blocks.begin() + 1, blocks.end(), p), blocks.end());
-        EXPECT_EQ(std::find(again.begin(), again.end(), p), again.end());
-        again.push_back(p);
-    }
-    // A cached block is given for its own size only.
-    void *cached = again.back();
-    again.pop_back();
-    internal::scratch_free(nullptr, cached);
-    void *other = internal::scratch_malloc(nullptr, 2 * size);
-    EXPECT_NE(other, cached);
-    EXPECT_EQ(internal::scratch_malloc(nullptr, size), cached);
-    again.push_back(other);
-    again.push_back(cached);
-    for (void *p : again) {
-        internal::scratch_free(nullptr, p);
-    }
-    internal::scratch_free(nullptr, halide_default_malloc(nullptr, 1000));
-    internal::scratch_free(nullptr, nullptr);
-}
-
 // Where an output's window starts off a 16-byte boundary (base mod 4), zero taps lead the
 // kernel while it keeps its depth; at a depth's edge the first tile starts early instead.
 TEST(SeparableTensorCoreRule, LeadsWithZeroTapsWhereTheDepthHoldsThem) {
