@@ -282,49 +282,66 @@ __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, f
 // unscale marked negative: the epilogue skips it. The lead's samples, before the needed ones,
 // are the line's own (copied, not stale) and are kept: zeroing them as well cost the passes
 // 2-8 % (bench/results/h200/separable/tile-lead-2026-11-29/).
+// The larger magnitude of a and |b|, NaN where either is NaN (fmaxf would drop it).
+__device__ __forceinline__ float max_magnitude(float a, float b) {
+    float m;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(fabsf(b)));
+    return m;
+}
+
+// The B offset, in bytes, of a lane's first pair of samples in a line whose index mod 8 is rr:
+// sample k = 4 lane of atom k / 64, its 16-byte chunk (k mod 64) / 8 swizzled by the row within
+// the 8-row group. Sample k + 128 c lies 2 c atom planes further.
+__device__ __forceinline__ int lane_b_offset(int lane, int rr) {
+    return (lane / 16) * atom_plane + rr * 128 + ((((lane % 16) / 2) ^ rr) * 16) + (lane % 2) * 8;
+}
+
 template <typename T>
-__device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int n, int lane,
-                                           unsigned char *hi, unsigned char *mid, float &unscale, int needed,
+__device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int lane,
+                                           unsigned char *hi, unsigned char *mid, int b_at, float &unscale, int needed,
                                            int tap_exponent, int x0, int y) {
     float4 v[T::groups];
-    float largest = 0.0f, probe = 0.0f;
+    float largest = 0.0f;
 #pragma unroll
     for (int c = 0; c < T::groups; c++) {
         const int k = 128 * c + 4 * lane;
-        v[c] =
-            present && k < T::width ? *reinterpret_cast<const float4 *>(row + k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        v[c] = present && (128 * c + 128 <= T::width || k < T::width) ? *reinterpret_cast<const float4 *>(row + k)
+                                                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (k + 3 >= needed) {
             v[c].x = k < needed ? v[c].x : 0.0f;
             v[c].y = k + 1 < needed ? v[c].y : 0.0f;
             v[c].z = k + 2 < needed ? v[c].z : 0.0f;
             v[c].w = 0.0f;
         }
-        largest = fmaxf(largest, fmaxf(fmaxf(fabsf(v[c].x), fabsf(v[c].y)), fmaxf(fabsf(v[c].z), fabsf(v[c].w))));
-        probe += (v[c].x + v[c].y + v[c].z + v[c].w) * 0.0f;  // NaN where any is NaN or Inf
+        largest = max_magnitude(max_magnitude(largest, v[c].x), v[c].y);
+        largest = max_magnitude(max_magnitude(largest, v[c].z), v[c].w);
     }
-    if (__any_sync(0xffffffffu, probe != probe)) {
+    // As unsigned integers, magnitudes order as floats do, and Inf and NaN above every finite one.
+    const uint32_t largest_bits = __reduce_max_sync(0xffffffffu, __float_as_uint(largest));
+    if (largest_bits >= 0x7f800000u) {
         sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row + p.lead, 64 * T::MB, lane, x0, y);
         if (lane == 0) {
             unscale = -1.0f;
         }
         return;
     }
-    largest = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
-    const int e = split_f32::scale_exponent(largest);
-    const float scale = split_f32::pow2(e);
+    // split_f32's scale_exponent and pow2 read from the bits where the largest magnitude is a
+    // normal float of at least 2^-113 (its scale then a normal float too): 15 - e for largest =
+    // f 2^e, f in [0.5, 1), is 141 less its biased exponent. Their general forms (frexp, ldexpf)
+    // took about 20 of the split's ~260 instructions a line.
+    const int biased = int(largest_bits >> 23);
+    const int e = biased >= 14 ? 141 - biased : split_f32::scale_exponent(__uint_as_float(largest_bits));
+    const float scale = biased >= 14 ? __int_as_float((e + 127) << 23) : split_f32::pow2(e);
     if (lane == 0) {
         unscale = split_f32::pow2(-e - tap_exponent);
     }
 #pragma unroll
     for (int c = 0; c < T::groups; c++) {
-        const int k = 128 * c + 4 * lane;
-        if (k < T::width) {
+        if (128 * c + 128 <= T::width || 128 * c + 4 * lane < T::width) {
             uint32_t h0, m0, h1, m1;
             split_f32::split_pair(v[c].x * scale, v[c].y * scale, h0, m0);
             split_f32::split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
-            // Atom k / 64, its 16-byte chunk swizzled by the row within the 8-row group.
-            const int a = k / 64, chunk = (k % 64) / 8, rr = n % 8;
-            const int at = a * atom_plane + (n / 8) * 1024 + rr * 128 + ((chunk ^ rr) * 16) + (k % 8) * 2;
+            const int at = b_at + c * 2 * atom_plane;
             *reinterpret_cast<uint2 *>(hi + at) = make_uint2(h0, h1);
             *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
         }
@@ -391,6 +408,8 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
     // One descriptor a part; each product's is it plus a constant (its start field).
     const uint32_t hi_at = shared_address(hi);
     const uint64_t d_hi = wgmma_sw128_descriptor(hi_at), d_mid = d_hi + (T::b_part >> 4);
+    // This lane's B offsets in lines of even and odd r (the split's loop below).
+    const int b_lane[2] = {lane_b_offset(lane, warp), lane_b_offset(lane, warp + 4)};
     if (wg >= count) {
         return;
     }
@@ -410,9 +429,10 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
         const float *stage = stage_floats + s * T::stage_floats;
 #pragma unroll 2
         for (int r = 0; r < N / 4; r++) {
+            // Line n = warp + 4 r: its index mod 8 is warp + 4 (r mod 2), its group of 8 rows r / 2.
             const int n = warp + 4 * r;
-            split_line<T>(p, stage + n * T::width, y0 + n < p.lines, n, lane, hi, mid, unscale[n], needed, tap_exponent,
-                          x0, y0 + n);
+            split_line<T>(p, stage + n * T::width, y0 + n < p.lines, lane, hi, mid, b_lane[r % 2] + (r / 2) * 1024,
+                          unscale[n], needed, tap_exponent, x0, y0 + n);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
