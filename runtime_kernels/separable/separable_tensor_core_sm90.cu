@@ -274,14 +274,6 @@ __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, f
     }
 }
 
-// Line n of a tile, staged as float32 at `row`, split by one warp into the B parts at its own
-// power-of-two scale; lane 0 writes the factor back to output units to `unscale`. Samples
-// from `needed` on meet only zero taps or feed no output inside the line, and are zeroed (a
-// NaN there would poison the products, a stale value the scale). A line with NaN or Inf
-// among its samples is summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y) and its
-// unscale marked negative: the epilogue skips it. The lead's samples, before the needed ones,
-// are the line's own (copied, not stale) and are kept: zeroing them as well cost the passes
-// 2-8 % (bench/results/h200/separable/tile-lead-2026-11-29/).
 // The larger magnitude of a and |b|, NaN where either is NaN (fmaxf would drop it).
 __device__ __forceinline__ float max_magnitude(float a, float b) {
     float m;
@@ -296,6 +288,15 @@ __device__ __forceinline__ int lane_b_offset(int lane, int rr) {
     return (lane / 16) * atom_plane + rr * 128 + ((((lane % 16) / 2) ^ rr) * 16) + (lane % 2) * 8;
 }
 
+// Line n of a tile, staged as float32 at `row`, split by one warp into the B parts at its own
+// power-of-two scale (each lane's stores from b_at: lane_b_offset plus the line's group of 8
+// rows); lane 0 writes the factor back to output units to `unscale`. Samples from `needed` on
+// meet only zero taps or feed no output inside the line, and are zeroed (a NaN there would
+// poison the products, a stale value the scale). A line with NaN or Inf among its samples is
+// summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y) and its unscale marked
+// negative: the epilogue skips it. The lead's samples, before the needed ones, are the line's
+// own (copied, not stale) and are kept: zeroing them as well cost the passes 2-8 %
+// (bench/results/h200/separable/tile-lead-2026-11-29/).
 template <typename T>
 __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int lane,
                                            unsigned char *hi, unsigned char *mid, int b_at, float &unscale, int needed,
