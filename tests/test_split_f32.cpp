@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -119,6 +120,21 @@ TEST(SplitF32, PartsAreFloat16AndRecombine) {
 // fixed_six's premise: any 16 products of one weight, parts of two split tensors, sum to
 // a float32 value exactly (so the tensor core has nothing to truncate), down to the
 // extreme block of 16 largest parts (2^34).
+// The split's scale from a magnitude's bits (the separable tensor-core passes take it from a
+// warp's max-reduction) is scale_exponent's: normal, subnormal, zero and non-finite
+// magnitudes, and every biased exponent.
+TEST(SplitF32, ScaleExponentFromBitsIsScaleExponents) {
+    std::vector<float> magnitudes = {0.0f, 0x1p-149f, 0x1.8p-140f,     0x1p-126f, 0x1.fffffep-127f,
+                                     1.0f, 65504.0f,  0x1.fffffep127f, INFINITY,  NAN};
+    for (int e = -126; e <= 127; e++) {
+        magnitudes.push_back(std::ldexp(1.0f, e));
+        magnitudes.push_back(std::ldexp(1.7f, e));
+    }
+    for (float m : magnitudes) {
+        EXPECT_EQ(split::scale_exponent_of_bits(std::bit_cast<uint32_t>(m)), split::scale_exponent(m)) << m;
+    }
+}
+
 TEST(SplitF32, FixedSixBlocksSumExactly) {
     std::uniform_real_distribution<float> any(-1.0f, 1.0f);
     for (int block = 0; block < 20000; block++) {

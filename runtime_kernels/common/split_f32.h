@@ -30,6 +30,7 @@
 //     correctly rounded. Used below 7 x 7 taps, where a float32 direct sum is nearly so.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -73,6 +74,22 @@ HALCONV_HOST_DEVICE inline int scale_exponent(float max_abs) {
     int e = 0;
     (void)std::frexp(max_abs, &e);  // max_abs = f·2^e, f in [0.5, 1): max_abs·2^(15-e) in [2^14, 2^15)
     return 15 - e;
+}
+
+// scale_exponent of a magnitude given by its bits (a tensor's largest, taken as unsigned
+// integers as a warp's max-reduction gives it): for a normal float, 15 - e with e = its biased
+// exponent - 126, read without frexp (a kernel's hot loop: the separable tensor-core passes
+// split every line at its own scale); scale_exponent's own answer for the rest.
+HALCONV_HOST_DEVICE inline int scale_exponent_of_bits(uint32_t bits) {
+    const int biased = int(bits >> 23);
+    if (biased >= 1 && biased <= 254) {
+        return 141 - biased;
+    }
+#if defined(__CUDA_ARCH__)
+    return scale_exponent(__uint_as_float(bits));
+#else
+    return scale_exponent(std::bit_cast<float>(bits));
+#endif
 }
 
 // Rounds a float to the nearest float16 value (ties to even), returned as a float:

@@ -326,13 +326,9 @@ __device__ __forceinline__ void split_line(const PassArgs &p, const float *row, 
         }
         return;
     }
-    // split_f32's scale_exponent and pow2 read from the bits where the largest magnitude is a
-    // normal float of at least 2^-113 (its scale then a normal float too): 15 - e for largest =
-    // f 2^e, f in [0.5, 1), is 141 less its biased exponent. Their general forms (frexp, ldexpf)
-    // took about 20 of the split's ~260 instructions a line.
-    const int biased = int(largest_bits >> 23);
-    const int e = biased >= 14 ? 141 - biased : split_f32::scale_exponent(__uint_as_float(largest_bits));
-    const float scale = biased >= 14 ? __int_as_float((e + 127) << 23) : split_f32::pow2(e);
+    // From the bits: scale_exponent's frexp took about 20 of the split's ~260 instructions a line.
+    const int e = split_f32::scale_exponent_of_bits(largest_bits);
+    const float scale = split_f32::pow2(e);
     if (lane == 0) {
         unscale = split_f32::pow2(-e - tap_exponent);
     }
