@@ -15,13 +15,15 @@
 // on that line alone. Measured forms and their times:
 // bench/results/h200/separable/wgmma-passes-2026-11-28/ (this is form 5).
 //
-// Roles: a producer warpgroup copies each tile's lines into a ring of float32 stages (its
-// first warp's bulk copies of what lies inside the line, the boundary rule applied sample by
-// sample to the rest by all its threads); one block an SM takes every gridDim-th tile; two
-// consumer warpgroups take alternate tiles, split a stage into their own B buffer, multiply,
-// and store: where the output's rows allow, the sums go back into the B buffer and TMA stores
-// them (4096^2, K = 43-79: the passes 6-8 % faster than the threads' own stores). A tile holds
-// as many blocks of 64 outputs as it can (most_blocks).
+// Roles: a producer warpgroup copies each tile's lines into a ring of stages, two a consumer
+// (its first warp's TMA boxes of 32 samples x 32 lines for what lies inside the lines, the
+// boundary rule applied sample by sample to the rest by all its threads); one block an SM
+// takes every gridDim-th tile; two consumer warpgroups take alternate tiles, split the stage's
+// float32 samples in place into the float16 parts (a stage holds them where the B layout puts
+// the parts they become: staged_offset), multiply, and store: where the output's rows allow,
+// the sums go back into the stage and TMA stores them (4096^2, K = 43-79: the passes 6-8 %
+// faster than the threads' own stores). A tile holds as many blocks of 64 outputs as it can
+// (most_blocks).
 // A line holding NaN or Inf among its needed samples is summed directly in float32 by the
 // warp that splits it, so those values reach only the outputs whose window holds them; its
 // tensor-core sums are not stored.
@@ -60,13 +62,14 @@ struct PassArgs {
     CUtensorMap out_map;  // out as (line, x) boxes of 32 x 64, 128-byte swizzled, where out_tma
     bool out_tma;         // the sums stored by TMA from shared memory (out's rows 16-byte aligned)
     const float *in;
-    int64_t in_pitch;  // elements between input lines
-    bool in_bulk;      // lines 16-byte aligned: what lies inside them is copied in bulk
-    int64_t line;      // samples of an input line: the boundary rule's extent
-    int64_t base;      // input sample of output 0's window: its first tap, or the lead's first zero
-    int phase;         // outputs the first tile starts before output 0 (its first sample 16-byte aligned)
-    int lines;         // input lines (a tile's n)
-    float *out;        // out[x * out_pitch + line]
+    int64_t in_pitch;    // elements between input lines
+    CUtensorMap in_map;  // in as (x, line) boxes of 32 x 32, 128-byte swizzled, where in_tma
+    bool in_tma;         // what lies inside the lines is copied by TMA (in's rows 16-byte aligned)
+    int64_t line;        // samples of an input line: the boundary rule's extent
+    int64_t base;        // input sample of output 0's window: its first tap, or the lead's first zero
+    int phase;           // outputs the first tile starts before output 0 (its first sample 16-byte aligned)
+    int lines;           // input lines (a tile's n)
+    float *out;          // out[x * out_pitch + line]
     int64_t out_pitch;
     bool out_pairs;  // out and out_pitch allow 8-byte stores of two lines' sums
     int out_len;     // outputs along a line
@@ -97,15 +100,22 @@ __device__ __forceinline__ TileAt tile_at(const PassArgs &p, int span, int i) {
     return {(t / p.tiles_y) * span - p.phase, (t % p.tiles_y) * N};
 }
 
-// A stage a consumer: a parity wait a phase ahead of a barrier returns at once, so no
-// consumer may wait on a stage for a tile past the one the other waits for; with as many
-// stages as consumers taking alternate tiles, each waits on its own stage only.
-constexpr int stages = consumers;
+// Two stages a consumer: a parity wait a phase ahead of a barrier returns at once, so no
+// consumer may wait on a stage for a tile past the one the other waits for; with the stages a
+// multiple of the consumers taking alternate tiles, each waits on its own stages only. A
+// stage is its tile's B (the split works in place) and then its sums' box for TMA, so it is
+// busy until the tile's store has read it: the second stage is the next tile's, copied
+// meanwhile.
+constexpr int stages = 2 * consumers;
+
+// Lines a consumer's warp splits at once (of the N / 4 it splits a tile): their loads in
+// flight together.
+constexpr int split_batch = 2;
 
 // Shared memory of a tile of MB blocks of 64 outputs at depth KP: the staged samples of a
-// line (a multiple of 16), one B buffer a consumer (float16 parts hi and mid, each in
-// 1024-byte atom columns over the tile's 32 lines), the float32 stages, each line's factor
-// back to output units, the stages' barriers, and the 1024-byte alignment of the atoms.
+// line (a multiple of 32), the stages (each the float16 parts hi and mid, each in 1024-byte
+// atom columns over the tile's 32 lines, which first hold the float32 samples), each line's
+// factor back to output units, the stages' barriers, and the 1024-byte alignment of the atoms.
 constexpr int tile_width(int kp, int mb) {
     return 64 * (mb - 1) + kp;
 }
@@ -114,8 +124,7 @@ constexpr int tile_b_part(int kp, int mb) {
     return (tile_width(kp, mb) + 63) / 64 * atom_plane;
 }
 constexpr int tile_bytes(int kp, int mb) {
-    return 1024 + consumers * 2 * tile_b_part(kp, mb) + stages * N * tile_width(kp, mb) * 4 + consumers * N * 4 +
-           2 * stages * 8;
+    return 1024 + stages * 2 * tile_b_part(kp, mb) + consumers * N * 4 + 2 * stages * 8;
 }
 constexpr int shared_memory_limit = 227 * 1024;
 
@@ -149,10 +158,11 @@ struct Tile {
     static constexpr int width = tile_width(KP, MB);
     static constexpr int b_part = tile_b_part(KP, MB);
     static constexpr int groups = (width + 127) / 128;  // float4 loads of a line per lane
-    static constexpr int stage_floats = N * width;
+    static constexpr int stage_bytes = 2 * b_part;
     static constexpr int bytes = tile_bytes(KP, MB);
     static_assert(bytes <= shared_memory_limit, "the block's shared memory");
-    static_assert(MB * 64 * 128 <= 2 * b_part, "a consumer's B buffer holds its tile's sums for TMA");
+    static_assert(MB * 64 * 128 <= stage_bytes, "a stage holds its tile's sums for TMA");
+    static_assert(width % 32 == 0, "the stage's TMA boxes and the split's lanes take 32-sample runs");
 };
 
 __device__ __forceinline__ void warpgroup_sync(int wg) {
@@ -179,16 +189,72 @@ __device__ __forceinline__ float largest_tap(const PassArgs &p, int lane) {
     return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(largest)));
 }
 
-// The producer warpgroup: tile i's lines into stage i mod stages once the consumer that read
-// the stage before has freed it. The stage's columns [lo, hi) lie inside every line and are
-// copied in bulk by the first warp (one copy a line, counted on the stage's "full" barrier as
-// bytes); the others that an output reads go through the boundary rule sample by sample,
-// spread over the warpgroup with eight loads a thread in flight (a tile at the image's edge
-// copied by one warp a row at a time took 10x an inner tile, and the grid waited on its edge
-// blocks); then each of its threads arrives on "full", releasing its own copies (the
-// barrier's other arrival came with the byte count).
-template <int Width>
-__device__ void produce(const PassArgs &p, float *stage_floats, uint32_t full0, uint32_t empty0, int span, int count) {
+// Where sample k of line n lies in a float16 part (hi or mid) of a tile's B, in bytes: the
+// layout the products' descriptors read (K-major, 128-byte swizzle). Each 64-sample atom of
+// the line is a 128-byte row, its 16-byte chunks swizzled by n mod 8; 8 lines' rows make a
+// 1024-byte atom, the tile's 32 lines an atom column.
+__host__ __device__ constexpr int part_offset(int k, int n) {
+    return (k / 64) * atom_plane + (n / 8) * 1024 + (n % 8) * 128 + (((k % 64 / 8) ^ (n % 8)) * 16) + (k % 8) * 2;
+}
+
+// Where stage column c of line n lies, in bytes from the stage (its hi part, then its mid
+// part): on the rows of the parts the split makes of it. An atom's float32 samples 0-31 fill
+// its hi row, 32-63 its mid row, in 16-byte chunks swizzled alike, as TMA's 128-byte swizzle
+// writes a box of 32 samples x 32 lines; the split reads a line's atoms and writes their parts
+// over them.
+template <int BPart>
+__host__ __device__ constexpr int staged_offset(int c, int n) {
+    return (c / 32 % 2) * BPart + (c / 64) * atom_plane + (n / 8) * 1024 + (n % 8) * 128 +
+           (((c % 32 / 4) ^ (n % 8)) * 16) + (c % 4) * 4;
+}
+
+// The split's lanes: lane l takes samples k .. k + 3 of each 128 (k = lane_first_sample(l)),
+// 16 bytes at lane_stage_offset in the stage, and writes their hi and mid parts, 8 bytes
+// each, at lane_parts_offset in the parts - in lines whose index mod 8 is rr, from the line's
+// group of 8 rows; samples k + 128 c lie 2 c atom planes further in both. A quarter warp's
+// loads and a half warp's stores each fall in 32 distinct banks.
+__host__ __device__ constexpr int lane_first_sample(int lane) {
+    return 64 * (lane / 16) + 32 * (lane / 8 % 2) + 4 * (lane % 8);
+}
+template <int BPart>
+__host__ __device__ constexpr int lane_stage_offset(int lane, int rr) {
+    return (lane / 8 % 2) * BPart + (lane / 16) * atom_plane + rr * 128 + (((lane % 8) ^ rr) * 16);
+}
+__host__ __device__ constexpr int lane_parts_offset(int lane, int rr) {
+    return (lane / 16) * atom_plane + rr * 128 + (((4 * (lane / 8 % 2) + lane % 8 / 2) ^ rr) * 16) + (lane % 2) * 8;
+}
+
+// The lanes' offsets agree with the layouts, sample by sample, for every lane and line: each
+// lane reads back the samples it converts and writes their parts where the products read.
+template <int BPart>
+__host__ __device__ constexpr bool split_lanes_follow_layouts() {
+    for (int n = 0; n < N; n++) {
+        for (int lane = 0; lane < 32; lane++) {
+            for (int c = 0; c < 2; c++) {
+                for (int e = 0; e < 4; e++) {
+                    const int k = 128 * c + lane_first_sample(lane) + e, rows = (n / 8) * 1024 + c * 2 * atom_plane;
+                    if (staged_offset<BPart>(k, n) != lane_stage_offset<BPart>(lane, n % 8) + rows + 4 * e ||
+                        part_offset(k, n) != lane_parts_offset(lane, n % 8) + rows + 2 * e) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
+// The producer warpgroup: tile i's lines into stage i mod stages once the consumer that used
+// the stage before has freed it. The stage's boxes of 32 columns that lie inside every line
+// are copied by TMA from the first warp (counted on the stage's "full" barrier as bytes; rows
+// past the last line read as zeros); the other columns that an output reads go through the
+// boundary rule sample by sample, spread over the warpgroup with eight loads a thread in
+// flight (a tile at the image's edge copied by one warp a row at a time took 10x an inner
+// tile, and the grid waited on its edge blocks); then each of its threads arrives on "full",
+// releasing its own copies (the barrier's other arrival came with the byte count).
+template <typename T>
+__device__ void produce(const PassArgs &p, unsigned char *stages_at, uint32_t full0, uint32_t empty0, int span,
+                        int count) {
     const int t = int(threadIdx.x) % 128;
     float fill = p.fill;
     if (p.fill_taps != nullptr) {
@@ -207,29 +273,30 @@ __device__ void produce(const PassArgs &p, float *stage_floats, uint32_t full0, 
         const auto [x0, y0] = tile_at(p, span, i);
         const int rows = min(N, p.lines - y0);
         const int64_t s0 = int64_t(x0) + p.base;  // the input sample of stage column 0
-        const auto clamp_to_stage = [](int64_t c) { return c < 0 ? int64_t(0) : (c > Width ? int64_t(Width) : c); };
-        int64_t lo = clamp_to_stage(-s0), hi = clamp_to_stage(p.line - s0);
-        hi = hi > lo ? lo + (hi - lo) / 4 * 4 : lo;
-        if (!p.in_bulk || hi == lo) {
-            lo = hi = 0;
+        const int used = columns_used(p, x0, T::width);
+        // The boxes [box_lo, box_hi) of 32 columns: inside the lines, from before `used`.
+        int box_lo = 0, box_hi = 0;
+        if (p.in_tma) {
+            const auto clamp_to_stage = [](int64_t c) {
+                return c < 0 ? int64_t(0) : (c > T::width ? int64_t(T::width) : c);
+            };
+            box_lo = int((clamp_to_stage(-s0) + 31) / 32);
+            box_hi = max(box_lo, int(min(clamp_to_stage(p.line - s0) / 32, int64_t(used + 31) / 32)));
         }
-        const uint32_t bytes = uint32_t(hi - lo) * 4;
-        const int used = columns_used(p, x0, Width);
-        const int left = min(int(lo), used), right = max(used - int(hi), 0), per_row = left + right;
-        float *stage = stage_floats + s * N * Width;
-        const float *from = p.in + int64_t(y0) * p.in_pitch;
+        const int lo = box_hi > box_lo ? 32 * box_lo : 0, hi = box_hi > box_lo ? 32 * box_hi : 0;
+        const int left = min(lo, used), right = max(used - hi, 0), per_row = left + right;
+        unsigned char *stage = stages_at + s * T::stage_bytes;
         if (t < 32) {
             if (t == 0) {
-                mbarrier_arrive_expect_tx(full0 + 8 * s, uint32_t(rows) * bytes);
+                mbarrier_arrive_expect_tx(full0 + 8 * s, uint32_t(box_hi - box_lo) * (32 * N * 4));
             }
             __syncwarp();
-            if (bytes != 0) {
-                for (int n = t; n < rows; n += 32) {
-                    bulk_load(shared_address(stage + n * Width + lo), from + int64_t(n) * p.in_pitch + s0 + lo, bytes,
-                              full0 + 8 * s);
-                }
+            for (int h = box_lo + t; h < box_hi; h += 32) {
+                tma_load_2d(shared_address(stage + (h % 2) * T::b_part + (h / 2) * atom_plane), &p.in_map,
+                            int(s0 + 32 * h), y0, full0 + 8 * s);
             }
         }
+        const float *from = p.in + int64_t(y0) * p.in_pitch;
         const int total = rows * per_row;
         for (int e0 = 0; e0 < total; e0 += 128 * 8) {
             float v[8];
@@ -239,16 +306,16 @@ __device__ void produce(const PassArgs &p, float *stage_floats, uint32_t full0, 
                 const int e = e0 + 128 * u + t;
                 at[u] = -1;
                 if (e < total) {
-                    const int n = e / per_row, c = e % per_row < left ? e % per_row : int(hi) + e % per_row - left;
+                    const int n = e / per_row, c = e % per_row < left ? e % per_row : hi + e % per_row - left;
                     const int64_t x = band_source_index(s0 + c, p.line, p.boundary);
                     v[u] = x < 0 ? fill : __ldg(from + int64_t(n) * p.in_pitch + x);
-                    at[u] = n * Width + c;
+                    at[u] = staged_offset<T::b_part>(c, n);
                 }
             }
 #pragma unroll
             for (int u = 0; u < 8; u++) {
                 if (at[u] >= 0) {
-                    stage[at[u]] = v[u];
+                    *reinterpret_cast<float *>(stage + at[u]) = v[u];
                 }
             }
         }
@@ -256,18 +323,22 @@ __device__ void produce(const PassArgs &p, float *stage_floats, uint32_t full0, 
     }
 }
 
-// Outputs x0 .. x0 + outputs - 1 of line y summed in float32 from the staged line `row`, a
-// lane an output: the rare lines holding NaN or Inf. Not inlined, so that its registers do
-// not count against the products' (the pass spilled with it inline); its arguments by value,
-// so that the kernel's parameters are not copied to local memory for it.
+// Outputs x0 .. x0 + outputs - 1 of line y summed in float32 from the staged line n (its
+// first tap's sample at stage column `lead`), a lane an output: the rare lines holding NaN or
+// Inf. Not inlined, so that its registers do not count against the products' (the pass
+// spilled with it inline); its arguments by value, so that the kernel's parameters are not
+// copied to local memory for it.
+template <int BPart>
 __device__ __noinline__ void sum_directly(const float *taps, int k, bool flip, float *out, int64_t out_pitch,
-                                          int out_len, const float *row, int outputs, int lane, int x0, int y) {
+                                          int out_len, const unsigned char *stage, int n, int lead, int outputs,
+                                          int lane, int x0, int y) {
     for (int m = lane; m < outputs; m += 32) {
         const int x = x0 + m;
         if (x >= 0 && x < out_len) {
             float sum = 0.0f;
             for (int i = 0; i < k; i++) {
-                sum = fmaf(__ldg(taps + (flip ? k - 1 - i : i)), row[m + i], sum);
+                const float sample = *reinterpret_cast<const float *>(stage + staged_offset<BPart>(lead + m + i, n));
+                sum = fmaf(__ldg(taps + (flip ? k - 1 - i : i)), sample, sum);
             }
             out[int64_t(x) * out_pitch + y] = sum;
         }
@@ -281,66 +352,75 @@ __device__ __forceinline__ float max_magnitude(float a, float b) {
     return m;
 }
 
-// The B offset, in bytes, of a lane's first pair of samples in a line whose index mod 8 is rr:
-// sample k = 4 lane of atom k / 64, its 16-byte chunk (k mod 64) / 8 swizzled by the row within
-// the 8-row group. Sample k + 128 c lies 2 c atom planes further.
-__device__ __forceinline__ int lane_b_offset(int lane, int rr) {
-    return (lane / 16) * atom_plane + rr * 128 + ((((lane % 16) / 2) ^ rr) * 16) + (lane % 2) * 8;
-}
-
-// Line n of a tile, staged as float32 at `row`, split by one warp into the B parts at its own
-// power-of-two scale (each lane's stores from b_at: lane_b_offset plus the line's group of 8
-// rows); lane 0 writes the factor back to output units to `unscale`. Samples from `needed` on
-// meet only zero taps or feed no output inside the line, and are zeroed (a NaN there would
-// poison the products, a stale value the scale). A line with NaN or Inf among its samples is
-// summed here directly (outputs x0 .. x0 + 64 MB - 1 of line y) and its unscale marked
-// negative: the epilogue skips it. The lead's samples, before the needed ones, are the line's
-// own (copied, not stale) and are kept: zeroing them as well cost the passes 2-8 %
+// Lines n = warp + 4 (r + j), j < L, of a tile, staged as float32 in `stage` (staged_offset),
+// split in place by one warp into the B parts, each line at its own power-of-two scale (the
+// lane's loads and stores at its offsets above, of even and odd lines, plus the line's group of
+// 8 rows); lane 0 writes each line's factor back to output units to `unscale`. The L lines'
+// loads go out together, before the warp's one wait for all its lanes' loads. Samples from
+// `needed` on meet only zero taps or feed no output inside the line, and are zeroed (a NaN there
+// would poison the products, a stale value the scale). A line with NaN or Inf among its samples
+// is summed here directly (outputs x0 .. x0 + 64 MB - 1) and its unscale marked negative: the
+// epilogue skips it. The lead's samples, before the needed ones, are the line's own (copied,
+// not stale) and are kept: zeroing them as well cost the passes 2-8 %
 // (bench/results/h200/separable/tile-lead-2026-11-29/).
-template <typename T>
-__device__ __forceinline__ void split_line(const PassArgs &p, const float *row, bool present, int lane,
-                                           unsigned char *hi, unsigned char *mid, int b_at, float &unscale, int needed,
-                                           int tap_exponent, int x0, int y) {
-    float4 v[T::groups];
-    float largest = 0.0f;
+template <typename T, int L>
+__device__ __forceinline__ void split_lines(const PassArgs &p, unsigned char *stage, int r, int warp, int lane,
+                                            int first, const int (&load_lane)[2], const int (&store_lane)[2],
+                                            float *unscale, int needed, int tap_exponent, int x0, int y0) {
+    float4 v[L][T::groups];
+    uint32_t largest_bits[L];
 #pragma unroll
-    for (int c = 0; c < T::groups; c++) {
-        const int k = 128 * c + 4 * lane;
-        v[c] = present && (128 * c + 128 <= T::width || k < T::width) ? *reinterpret_cast<const float4 *>(row + k)
-                                                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (k + 3 >= needed) {
-            v[c].x = k < needed ? v[c].x : 0.0f;
-            v[c].y = k + 1 < needed ? v[c].y : 0.0f;
-            v[c].z = k + 2 < needed ? v[c].z : 0.0f;
-            v[c].w = 0.0f;
+    for (int j = 0; j < L; j++) {
+        const bool present = y0 + warp + 4 * (r + j) < p.lines;
+        const int load_at = load_lane[(r + j) % 2] + (r + j) / 2 * 1024;
+        float largest = 0.0f;
+#pragma unroll
+        for (int c = 0; c < T::groups; c++) {
+            const int k = 128 * c + first;
+            v[j][c] = present && (128 * c + 128 <= T::width || k < T::width)
+                          ? *reinterpret_cast<const float4 *>(stage + load_at + c * 2 * atom_plane)
+                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (k + 3 >= needed) {
+                v[j][c].x = k < needed ? v[j][c].x : 0.0f;
+                v[j][c].y = k + 1 < needed ? v[j][c].y : 0.0f;
+                v[j][c].z = k + 2 < needed ? v[j][c].z : 0.0f;
+                v[j][c].w = 0.0f;
+            }
+            largest = max_magnitude(max_magnitude(largest, v[j][c].x), v[j][c].y);
+            largest = max_magnitude(max_magnitude(largest, v[j][c].z), v[j][c].w);
         }
-        largest = max_magnitude(max_magnitude(largest, v[c].x), v[c].y);
-        largest = max_magnitude(max_magnitude(largest, v[c].z), v[c].w);
+        // As unsigned integers, magnitudes order as floats do, and Inf and NaN above every finite one.
+        largest_bits[j] = __reduce_max_sync(0xffffffffu, __float_as_uint(largest));
     }
-    // As unsigned integers, magnitudes order as floats do, and Inf and NaN above every finite one.
-    const uint32_t largest_bits = __reduce_max_sync(0xffffffffu, __float_as_uint(largest));
-    if (largest_bits >= 0x7f800000u) {
-        sum_directly(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, row + p.lead, 64 * T::MB, lane, x0, y);
+    __syncwarp();  // every lane's samples read before any lane writes parts over them
+#pragma unroll
+    for (int j = 0; j < L; j++) {
+        const int n = warp + 4 * (r + j);
+        if (largest_bits[j] >= 0x7f800000u) {
+            sum_directly<T::b_part>(p.taps, p.k, p.flip, p.out, p.out_pitch, p.out_len, stage, n, p.lead, 64 * T::MB,
+                                    lane, x0, y0 + n);
+            if (lane == 0) {
+                unscale[n] = -1.0f;
+            }
+            continue;
+        }
+        // From the bits: scale_exponent's frexp took about 20 of the split's ~260 instructions a line.
+        const int e = split_f32::scale_exponent_of_bits(largest_bits[j]);
+        const float scale = split_f32::pow2(e);
         if (lane == 0) {
-            unscale = -1.0f;
+            unscale[n] = split_f32::pow2(-e - tap_exponent);
         }
-        return;
-    }
-    // From the bits: scale_exponent's frexp took about 20 of the split's ~260 instructions a line.
-    const int e = split_f32::scale_exponent_of_bits(largest_bits);
-    const float scale = split_f32::pow2(e);
-    if (lane == 0) {
-        unscale = split_f32::pow2(-e - tap_exponent);
-    }
+        const int store_at = store_lane[(r + j) % 2] + (r + j) / 2 * 1024;
 #pragma unroll
-    for (int c = 0; c < T::groups; c++) {
-        if (128 * c + 128 <= T::width || 128 * c + 4 * lane < T::width) {
-            uint32_t h0, m0, h1, m1;
-            split_f32::split_pair(v[c].x * scale, v[c].y * scale, h0, m0);
-            split_f32::split_pair(v[c].z * scale, v[c].w * scale, h1, m1);
-            const int at = b_at + c * 2 * atom_plane;
-            *reinterpret_cast<uint2 *>(hi + at) = make_uint2(h0, h1);
-            *reinterpret_cast<uint2 *>(mid + at) = make_uint2(m0, m1);
+        for (int c = 0; c < T::groups; c++) {
+            if (128 * c + 128 <= T::width || 128 * c + first < T::width) {
+                uint32_t h0, m0, h1, m1;
+                split_f32::split_pair(v[j][c].x * scale, v[j][c].y * scale, h0, m0);
+                split_f32::split_pair(v[j][c].z * scale, v[j][c].w * scale, h1, m1);
+                unsigned char *const at = stage + store_at + c * 2 * atom_plane;
+                *reinterpret_cast<uint2 *>(at) = make_uint2(h0, h1);
+                *reinterpret_cast<uint2 *>(at + T::b_part) = make_uint2(m0, m1);
+            }
         }
     }
 }
@@ -354,11 +434,11 @@ template <int KP>
 __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ PassArgs p) {
     using T = Tile<KP>;
     constexpr int MB = T::MB;
+    static_assert(split_lanes_follow_layouts<T::b_part>(), "the split's lanes read and write the stage's layouts");
     extern __shared__ unsigned char raw[];
     unsigned char *base = raw + ((1024 - (shared_address(raw) & 1023)) & 1023);  // atoms 1024-byte aligned
-    unsigned char *b_all = base;  // consumer c's part h at (c * 2 + h) * b_part
-    float *stage_floats = reinterpret_cast<float *>(base + consumers * 2 * T::b_part);
-    float *unscale_all = stage_floats + stages * T::stage_floats;  // [consumer][N]
+    unsigned char *stages_at = base;  // stage s at s * stage_bytes: its hi part, then its mid part
+    float *unscale_all = reinterpret_cast<float *>(base + stages * T::stage_bytes);  // [consumer][N]
     uint64_t *bars = reinterpret_cast<uint64_t *>(unscale_all + consumers * N);
     const uint32_t full0 = shared_address(bars), empty0 = full0 + 8 * stages;
     const int tid = int(threadIdx.x);
@@ -374,7 +454,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
     const int count = (p.tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
     if (tid >= consumers * 128) {
         set_max_registers_dec<producer_registers>();
-        produce<T::width>(p, stage_floats, full0, empty0, 64 * MB, count);
+        produce<T>(p, stages_at, full0, empty0, 64 * MB, count);
         return;
     }
     set_max_registers_inc<consumer_registers>();
@@ -401,41 +481,38 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
         }
     }
     float *unscale = unscale_all + wg * N;
-    unsigned char *const hi = b_all + wg * 2 * T::b_part, *const mid = hi + T::b_part;
-    // One descriptor a part; each product's is it plus a constant (its start field).
-    const uint32_t hi_at = shared_address(hi);
-    const uint64_t d_hi = wgmma_sw128_descriptor(hi_at), d_mid = d_hi + (T::b_part >> 4);
-    // This lane's B offsets in lines of even and odd r (the split's loop below).
-    const int b_lane[2] = {lane_b_offset(lane, warp), lane_b_offset(lane, warp + 4)};
-    if (wg >= count) {
-        return;
-    }
+    // One descriptor a part of stage 0; each product's is it plus a constant (its start field).
+    const uint64_t d_stage0 = wgmma_sw128_descriptor(shared_address(stages_at));
+    // This lane's offsets in lines of even and odd r (the split's loop below).
+    const int first = lane_first_sample(lane);
+    const int load_lane[2] = {lane_stage_offset<T::b_part>(lane, warp), lane_stage_offset<T::b_part>(lane, warp + 4)};
+    const int store_lane[2] = {lane_parts_offset(lane, warp), lane_parts_offset(lane, warp + 4)};
     for (int i = wg; i < count; i += consumers) {
         const auto [x0, y0] = tile_at(p, 64 * MB, i);
-        // The stage split into B. Samples from `needed` on meet only zero taps; from
-        // columns_used on the producer copied none.
         const int s = i % stages;
+        if (i >= consumers && t == 0) {
+            // This consumer's previous tile: its products and stores have read their stage
+            // (but for TMA's reads, awaited here), which the producer may now refill.
+            if (p.out_tma) {
+                bulk_wait_read<0>();
+            }
+            mbarrier_arrive(empty0 + 8 * ((i - consumers) % stages));
+        }
+        // The stage split into its parts in place. Samples from `needed` on meet only zero
+        // taps; from columns_used on the producer copied none.
         const int needed = min(64 * MB + p.reach - 1, columns_used(p, x0, T::width));
         mbarrier_wait(full0 + 8 * s, (i / stages) & 1);
-        if (p.out_tma) {
-            if (t == 0) {
-                bulk_wait_read<0>();  // the previous tile's sums have left B
-            }
-            warpgroup_sync(wg);
-        }
-        const float *stage = stage_floats + s * T::stage_floats;
-#pragma unroll 2
-        for (int r = 0; r < N / 4; r++) {
-            // Line n = warp + 4 r: its index mod 8 is warp + 4 (r mod 2), its group of 8 rows r / 2.
-            const int n = warp + 4 * r;
-            split_line<T>(p, stage + n * T::width, y0 + n < p.lines, lane, hi, mid, b_lane[r % 2] + (r / 2) * 1024,
-                          unscale[n], needed, tap_exponent, x0, y0 + n);
+        unsigned char *const stage = stages_at + s * T::stage_bytes;
+        // Line n = warp + 4 r: its index mod 8 is warp + 4 (r mod 2), its group of 8 rows r / 2.
+#pragma unroll 1
+        for (int r = 0; r < N / 4; r += split_batch) {
+            split_lines<T, split_batch>(p, stage, r, warp, lane, first, load_lane, store_lane, unscale, needed,
+                                        tap_exponent, x0, y0);
         }
         fence_proxy_async();
         warpgroup_sync(wg);
-        if (t == 0) {
-            mbarrier_arrive(empty0 + 8 * s);  // the stage is read
-        }
+        const uint64_t d_hi = d_stage0 + ((s * T::stage_bytes) >> 4), d_mid = d_hi + (T::b_part >> 4);
+        const uint32_t hi_at = shared_address(stage);
         float acc[MB][N / 2];
         wgmma_fence();
 #pragma unroll
@@ -469,7 +546,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
         float *o = p.out + int64_t(xt) * p.out_pitch + y0 + 2 * q;
         const int64_t eight = 8 * p.out_pitch;
         if (p.out_tma && !tile_direct && x0 >= 0) {
-            // Through the consumer's B buffer, which the products have read, as MB boxes of 64
+            // Through the tile's stage, which the products have read, as MB boxes of 64
             // outputs x 32 lines (128-byte rows, their 16-byte chunks swizzled by the row: the pairs
             // of a warp's store fall in distinct banks), stored by TMA: the warps' stores leave at
             // once, and TMA writes nothing past the output's ends. (A first tile started before
@@ -533,7 +610,7 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
                 }
             }
         }
-        warpgroup_sync(wg);  // B (but for TMA's reads) and its unscale are free for the next tile
+        warpgroup_sync(wg);  // the unscale is free for the next tile, the stage (but for TMA's reads) too
     }
     if (p.out_tma && t == 0) {
         bulk_wait<0>();  // the last sums stored before the block's shared memory goes
@@ -594,6 +671,22 @@ bool encode_out_map(PassArgs &p) {
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// p.in as an (x, line) tensor for the producer's TMA boxes of 32 samples x 32 lines, where its
+// rows start 16 bytes apart and the driver encodes tensor maps; false (every sample copied by
+// the threads) elsewhere.
+bool encode_in_map(PassArgs &p) {
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (encode == nullptr || !aligned(p.in, p.in_pitch, 16, 4) || p.in_pitch < p.line) {
+        return false;
+    }
+    const cuuint64_t dims[2] = {cuuint64_t(p.line), cuuint64_t(p.lines)};
+    const cuuint64_t strides[1] = {cuuint64_t(p.in_pitch) * 4};
+    const cuuint32_t box[2] = {32, N}, unit[2] = {1, 1};
+    return encode(&p.in_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(p.in), dims, strides, box, unit,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t boundary, double fill,
         int32_t offset_x, int32_t offset_y, bool flip, halide_buffer_t *out, const char *name) {
     if (out->is_bounds_query()) {
@@ -642,7 +735,6 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     PassArgs rows{};
     rows.in = image;
     rows.in_pitch = in->dim[1].stride;
-    rows.in_bulk = aligned(image, rows.in_pitch, 16, 4);
     rows.line = image_w;
     rows.base = int64_t(out->dim[0].min) - offset_x - in->dim[0].min;
     rows.lines = image_h;
@@ -658,7 +750,6 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
     PassArgs cols = rows;
     cols.in = intermediate;
     cols.in_pitch = pitch;
-    cols.in_bulk = true;
     cols.line = image_h;
     cols.base = int64_t(out->dim[1].min) - offset_y - in->dim[1].min;
     cols.lines = out_w;
@@ -675,6 +766,7 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         pass->reach = pass->lead + pass->k;
         pass->base -= pass->lead;
         pass->out_tma = encode_out_map(*pass);
+        pass->in_tma = encode_in_map(*pass);
     }
     e = launch_pass(rows, device.sms, stream);
     if (e == cudaSuccess) {
