@@ -373,24 +373,32 @@ __device__ __forceinline__ void split_lines(const PassArgs &p, unsigned char *st
     for (int j = 0; j < L; j++) {
         const bool present = y0 + warp + 4 * (r + j) < p.lines;
         const int load_at = load_lane[(r + j) % 2] + (r + j) / 2 * 1024;
-        float largest = 0.0f;
+        float largest[T::groups];
 #pragma unroll
         for (int c = 0; c < T::groups; c++) {
             const int k = 128 * c + first;
             v[j][c] = present && (128 * c + 128 <= T::width || k < T::width)
                           ? *reinterpret_cast<const float4 *>(stage + load_at + c * 2 * atom_plane)
                           : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (k + 3 >= needed) {
+            if (128 * c + 128 > needed) {  // alike in the warp: no lane's samples from `needed` on before
                 v[j][c].x = k < needed ? v[j][c].x : 0.0f;
                 v[j][c].y = k + 1 < needed ? v[j][c].y : 0.0f;
                 v[j][c].z = k + 2 < needed ? v[j][c].z : 0.0f;
-                v[j][c].w = 0.0f;
+                v[j][c].w = k + 3 < needed ? v[j][c].w : 0.0f;
             }
-            largest = max_magnitude(max_magnitude(largest, v[j][c].x), v[j][c].y);
-            largest = max_magnitude(max_magnitude(largest, v[j][c].z), v[j][c].w);
+            largest[c] =
+                max_magnitude(max_magnitude(fabsf(v[j][c].x), v[j][c].y), max_magnitude(fabsf(v[j][c].z), v[j][c].w));
+        }
+        // A tree, not a chain of dependent maxima.
+#pragma unroll
+        for (int w = 1; w < T::groups; w *= 2) {
+#pragma unroll
+            for (int c = 0; c + w < T::groups; c += 2 * w) {
+                largest[c] = max_magnitude(largest[c], largest[c + w]);
+            }
         }
         // As unsigned integers, magnitudes order as floats do, and Inf and NaN above every finite one.
-        largest_bits[j] = __reduce_max_sync(0xffffffffu, __float_as_uint(largest));
+        largest_bits[j] = __reduce_max_sync(0xffffffffu, __float_as_uint(largest[0]));
     }
     __syncwarp();  // every lane's samples read before any lane writes parts over them
 #pragma unroll
