@@ -95,8 +95,8 @@
 // In f32 on an sm_90 device (Hopper), from 70 taps together on outputs of 2^22 samples and
 // more, up to 193 taps per axis, it runs two passes on the warpgroup tensor cores instead
 // (variant tensor_core: float32 as float16 parts, a float32 intermediate of the output's
-// width and the image's height in the plan's workspace; 4096^2 on an H200: 0.108 ms at
-// 63 x 63 against the one-pass kernel's 0.168, 0.133 at 127 x 127 against fft_lines' 0.24;
+// width and the image's height in the plan's workspace; 4096^2 on an H200: 0.0995 ms at
+// 63 x 63 against the one-pass kernel's 0.168, 0.124 at 127 x 127 against fft_lines' 0.24;
 // runtime_kernels/separable/separable_tensor_core.h).
 // GPU grids: outputs of any height run on every CUDA algorithm; an output's width plus the
 // kernel's, less one, may be at most 2,097,120 samples (65535 GPU tiles of 32) on every
