@@ -169,10 +169,6 @@ __device__ __forceinline__ void warpgroup_sync(int wg) {
     named_barrier(1 + wg, 128);
 }
 
-__device__ __forceinline__ float tap_at(const PassArgs &p, int i) {
-    return __ldg(p.taps + (p.flip ? p.k - 1 - i : i));
-}
-
 // Stage columns some output inside the line reads: output x reads columns x - x0 .. x - x0 +
 // reach - 1. Beyond them the producer copies nothing and the split reads zeros.
 __device__ __forceinline__ int columns_used(const PassArgs &p, int x0, int width) {
@@ -473,17 +469,21 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
     const int tap_exponent = split_f32::scale_exponent(largest_tap(p, lane));
     const float tap_scale = split_f32::pow2(tap_exponent);
     // The Toeplitz block's fragments: rows m = 16 warp + g (+ 8), columns k = 16 ks + 2 q (+ 1) (+ 8).
+    // Tap i of this thread's element is i0 + a compile-time offset, read through a pointer and
+    // step that carry the flip, and tested as unsigned against k.
+    const int i0 = 2 * q - 16 * warp - g - p.lead;
+    const float *const taps = p.flip ? p.taps + (p.k - 1) : p.taps;
+    const int step = p.flip ? -1 : 1;
     uint32_t a_hi[T::KS][4], a_mid[T::KS][4];
 #pragma unroll
     for (int ks = 0; ks < T::KS; ks++) {
 #pragma unroll
         for (int r = 0; r < 4; r++) {
-            const int m = 16 * warp + g + (r % 2) * 8, k = 16 * ks + 2 * q + (r / 2) * 8;
             float v[2];
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int i = k + h - m - p.lead;
-                v[h] = i >= 0 && i < p.k ? tap_at(p, i) * tap_scale : 0.0f;
+                const int i = i0 + 16 * ks + (r / 2) * 8 - (r % 2) * 8 + h;
+                v[h] = unsigned(i) < unsigned(p.k) ? __ldg(taps + step * i) * tap_scale : 0.0f;
             }
             split_f32::split_pair(v[0], v[1], a_hi[ks][r], a_mid[ks][r]);
         }
