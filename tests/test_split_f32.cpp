@@ -117,9 +117,6 @@ TEST(SplitF32, PartsAreFloat16AndRecombine) {
     EXPECT_EQ(split::scale_exponent(INFINITY), 0);
 }
 
-// fixed_six's premise: any 16 products of one weight, parts of two split tensors, sum to
-// a float32 value exactly (so the tensor core has nothing to truncate), down to the
-// extreme block of 16 largest parts (2^34).
 // The split's scale from a magnitude's bits (the separable tensor-core passes take it from a
 // warp's max-reduction) is scale_exponent's: normal, subnormal, zero and non-finite
 // magnitudes, and every biased exponent.
@@ -135,6 +132,9 @@ TEST(SplitF32, ScaleExponentFromBitsIsScaleExponents) {
     }
 }
 
+// fixed_six's premise: any 16 products of one weight, parts of two split tensors, sum to
+// a float32 value exactly (so the tensor core has nothing to truncate), down to the
+// extreme block of 16 largest parts (2^34).
 TEST(SplitF32, FixedSixBlocksSumExactly) {
     std::uniform_real_distribution<float> any(-1.0f, 1.0f);
     for (int block = 0; block < 20000; block++) {

@@ -111,6 +111,7 @@ constexpr int stages = 2 * consumers;
 // Lines a consumer's warp splits at once (of the N / 4 it splits a tile): their loads in
 // flight together.
 constexpr int split_batch = 2;
+static_assert(N / 4 % split_batch == 0, "a warp's lines come in whole batches");
 
 // Shared memory of a tile of MB blocks of 64 outputs at depth KP: the staged samples of a
 // line (a multiple of 32), the stages (each the float16 parts hi and mid, each in 1024-byte
@@ -170,7 +171,7 @@ __device__ __forceinline__ void warpgroup_sync(int wg) {
 }
 
 // Stage columns some output inside the line reads: output x reads columns x - x0 .. x - x0 +
-// reach - 1. Beyond them the producer copies nothing and the split reads zeros.
+// reach - 1. Beyond them the producer copies nothing (the split zeroes what it reads there).
 __device__ __forceinline__ int columns_used(const PassArgs &p, int x0, int width) {
     const int64_t used = int64_t(p.out_len) - x0 + p.reach - 1;
     return used < 0 ? 0 : (used > width ? width : int(used));
@@ -664,34 +665,20 @@ bool aligned(const void *ptr, int64_t pitch, int bytes, int elements) {
     return uintptr_t(ptr) % uintptr_t(bytes) == 0 && pitch % elements == 0;
 }
 
-// p.out as a (line, x) tensor for the epilogue's TMA stores, where its rows start 16 bytes
-// apart and the driver encodes tensor maps; false (the sums stored by the threads) elsewhere.
-bool encode_out_map(PassArgs &p) {
+// `data` (rows of `row` floats, `pitch` floats apart) as a 2-D tensor map of boxes of box_row x
+// box_rows, 128-byte swizzled, where its rows start 16 bytes apart and the driver encodes
+// tensor maps; false elsewhere.
+bool encode_rows_map(CUtensorMap *map, const float *data, int64_t row, int64_t rows, int64_t pitch, cuuint32_t box_row,
+                     cuuint32_t box_rows, CUtensorMapL2promotion promotion) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    if (encode == nullptr || !aligned(p.out, p.out_pitch, 16, 4)) {
+    if (encode == nullptr || !aligned(data, pitch, 16, 4) || pitch < row) {
         return false;
     }
-    const cuuint64_t dims[2] = {cuuint64_t(p.lines), cuuint64_t(p.out_len)};
-    const cuuint64_t strides[1] = {cuuint64_t(p.out_pitch) * 4};
-    const cuuint32_t box[2] = {N, 64}, unit[2] = {1, 1};
-    return encode(&p.out_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, p.out, dims, strides, box, unit,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-// p.in as an (x, line) tensor for the producer's TMA boxes of 32 samples x 32 lines, where its
-// rows start 16 bytes apart and the driver encodes tensor maps; false (every sample copied by
-// the threads) elsewhere.
-bool encode_in_map(PassArgs &p) {
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    if (encode == nullptr || !aligned(p.in, p.in_pitch, 16, 4) || p.in_pitch < p.line) {
-        return false;
-    }
-    const cuuint64_t dims[2] = {cuuint64_t(p.line), cuuint64_t(p.lines)};
-    const cuuint64_t strides[1] = {cuuint64_t(p.in_pitch) * 4};
-    const cuuint32_t box[2] = {32, N}, unit[2] = {1, 1};
-    return encode(&p.in_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(p.in), dims, strides, box, unit,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+    const cuuint64_t dims[2] = {cuuint64_t(row), cuuint64_t(rows)};
+    const cuuint64_t strides[1] = {cuuint64_t(pitch) * 4};
+    const cuuint32_t box[2] = {box_row, box_rows}, unit[2] = {1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(data), dims, strides, box, unit,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
@@ -773,8 +760,13 @@ int run(halide_buffer_t *in, halide_buffer_t *row, halide_buffer_t *col, int32_t
         pass->lead = tensor_core_lead(pass->k, pass->base);
         pass->reach = pass->lead + pass->k;
         pass->base -= pass->lead;
-        pass->out_tma = encode_out_map(*pass);
-        pass->in_tma = encode_in_map(*pass);
+        // out as (line, x) boxes of 32 x 64 for the epilogue's TMA stores (else the threads
+        // store the sums); in as (x, line) boxes of 32 x 32 for the producer (else the threads
+        // copy every sample).
+        pass->out_tma = encode_rows_map(&pass->out_map, pass->out, pass->lines, pass->out_len, pass->out_pitch, N, 64,
+                                        CU_TENSOR_MAP_L2_PROMOTION_NONE);
+        pass->in_tma = encode_rows_map(&pass->in_map, pass->in, pass->line, pass->lines, pass->in_pitch, 32, N,
+                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     }
     e = launch_pass(rows, device.sms, stream);
     if (e == cudaSuccess) {
