@@ -1047,10 +1047,10 @@ TEST_F(CudaSeparableTensorCore, KeepsNonFiniteSamplesInTheirWindows) {
     }
 }
 
-// The separable entry takes the tensor-core passes from 70 taps together (kw + kh) on outputs
-// of 2^22 samples and more (measured: bench/results/h200/separable/tma-stores-2026-11-29/
-// 4-crossover/); a refusal names both thresholds.
-TEST(SeparableTensorCoreRule, PaysFromSeventyTapsOnLargeOutputs) {
+// The separable entry takes the tensor-core passes from 66 taps together (kw + kh) on outputs
+// of 2^22 samples and more (measured: bench/results/h200/separable/crossover-2026-11-29/); a
+// refusal names both thresholds.
+TEST(SeparableTensorCoreRule, PaysFromSixtySixTapsOnLargeOutputs) {
     internal::Request r;
     r.device = Device::cuda;
     r.precision = Precision::f32;
@@ -1060,9 +1060,9 @@ TEST(SeparableTensorCoreRule, PaysFromSeventyTapsOnLargeOutputs) {
         bool pays;
     };
     for (const Case &c :
-         {Case{35, 35, 2048, 2048, true}, Case{34, 35, 2048, 2048, false}, Case{35, 35, 2048, 2047, false},
-          Case{3, 67, 4096, 4096, true}, Case{193, 1, 8192, 8192, true}, Case{33, 33, 8192, 8192, false},
-          Case{35, 35, 1 << 22, 1, true}, Case{99, 99, 0, 0, false}}) {
+         {Case{33, 33, 2048, 2048, true}, Case{32, 33, 2048, 2048, false}, Case{33, 33, 2048, 2047, false},
+          Case{3, 63, 4096, 4096, true}, Case{193, 1, 8192, 8192, true}, Case{31, 31, 8192, 8192, false},
+          Case{33, 33, 1 << 22, 1, true}, Case{99, 99, 0, 0, false}}) {
         r.kernel_width = c.kw;
         r.kernel_height = c.kh;
         r.output_width = c.width;
@@ -1070,7 +1070,7 @@ TEST(SeparableTensorCoreRule, PaysFromSeventyTapsOnLargeOutputs) {
         const std::string why = internal::limit_separable_tensor_core_pays(r, row);
         EXPECT_EQ(why.empty(), c.pays) << c.kw << "x" << c.kh << " on " << c.width << "x" << c.height;
         if (!c.pays) {
-            EXPECT_NE(why.find("pay from 70 taps together (kw + kh) on outputs of 4194304 samples or more"),
+            EXPECT_NE(why.find("pay from 66 taps together (kw + kh) on outputs of 4194304 samples or more"),
                       std::string::npos)
                 << why;
         }

@@ -62,15 +62,15 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
 
 // Where the passes beat the sliding pass and fft_lines (H200, f32, Gaussian taps): from
 // tensor_core_min_taps taps together (kw + kh) on outputs of at least tensor_core_min_outputs
-// samples. The passes' time is nearly flat in K within a depth (4096^2: 0.107 ms at K = 31,
-// 0.108-0.112 from 33 to 63, 0.128-0.139 from 79 to 127, 0.165-0.195 to 193); the sliding
-// pass's grows with K (0.101, 0.114, 0.122, 0.131 at K = 31, 33, 35, 39) and fft_lines' is
-// 0.21-0.27 from 79. From K = 35 the passes lead at 2048^2 to 8192^2 (by 2-15 %); at K = 33 they
-// lead by 3-5 % but for 8192^2 (3 % behind), at K = 31 they trail by 6-12 %
-// (bench/results/h200/separable/tma-stores-2026-11-29/4-crossover/). From 79 they lead
+// samples. The passes' time is nearly flat in K within a depth (4096^2: 0.093-0.097 ms from
+// K = 17 to 33, 0.098-0.102 from 35 to 63, 0.115-0.122 from 79 to 127, 0.149-0.159 to 193);
+// the sliding pass's grows with K (0.073, 0.092, 0.100, 0.113 at K = 17, 25, 31, 33) and
+// fft_lines' is 0.21-0.27 from 79. At K = 33 the passes lead at 2048^2 to 8192^2 (by 7-18 %);
+// at K = 31 they lead by 1-6 % from 3840x2160 but trail by 11 % at 2048^2, and below 27 they
+// trail everywhere (bench/results/h200/separable/crossover-2026-11-29/). From 79 they lead
 // fft_lines (by 8-45 %), but for a tie at 2048^2 K = 143-151; at 1024^2 both others lead
 // everywhere (../tile-shapes-2026-11-28/). 0 outputs (unknown) count as small.
-inline constexpr int64_t tensor_core_min_taps = 70;
+inline constexpr int64_t tensor_core_min_taps = 66;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
 
 constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height) {
