@@ -8,7 +8,9 @@
 //   g++ -O2 -std=c++20 -I$H/include -Igenerators -Ischedules -Iruntime_kernels -Iinclude \
 //       bench/probes/edges_cpu_jit.cpp generators/edges_generator.cpp schedules/edges_schedules.cpp \
 //       schedules/conv2d_schedules.cpp -L$H/lib64 -lHalide -Wl,-rpath,$PWD/$H/lib64 -lpthread -ldl -o edges_cpu_jit
-// Run: edges_cpu_jit SCHEDULE|floor [SIZE [BOUNDARY]]   (PROFILE=1: Halide's profiler)
+// Run: edges_cpu_jit SCHEDULE|floor [SIZE [BOUNDARY]]   (PROFILE=1: Halide's profiler;
+// TARGET=a Halide target instead of the host's; STMT=FILE writes the lowered statement, and
+// with it ASM=FILE the assembly, instead of a run)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,7 +47,7 @@ int main(int argc, char **argv) {
     std::uniform_real_distribution<float> d(0.f, 1.f);
     in.for_each_value([&](float &v) { v = d(rng); });
     Halide::Buffer<uint8_t> out(n, n);
-    Halide::Target target = Halide::get_host_target();
+    Halide::Target target = getenv("TARGET") ? Halide::Target(getenv("TARGET")) : Halide::get_host_target();
     if (getenv("PROFILE")) {
         target = target.with_feature(Halide::Target::Profile);
     }
@@ -64,6 +66,14 @@ int main(int argc, char **argv) {
     Halide::GeneratorContext context(target);
     auto generator = Halide::Internal::GeneratorRegistry::create("halconv_edges", context);
     generator->set_generatorparam_value("schedule", schedule);
+    if (const char *stmt = getenv("STMT")) {  // the lowered statement instead of a run
+        Halide::Pipeline pipeline = generator->build_pipeline();
+        pipeline.compile_to_lowered_stmt(stmt, pipeline.infer_arguments(), Halide::Text, target);
+        if (const char *asm_file = getenv("ASM")) {
+            pipeline.compile_to_assembly(asm_file, pipeline.infer_arguments(), "edges", target);
+        }
+        return 0;
+    }
     Halide::Callable edges = generator->compile_to_callable();
     int error = 0;
     const double ms = median_ms([&] { error |= edges(in, boundary, 0.25f, 0.02f, out); });
