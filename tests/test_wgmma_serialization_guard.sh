@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sm_90a kernels' compiler launcher (cmake/wgmma_serialization_guard.sh) against a stand-in
-# compiler: a compile whose ptxas reports wgmma serialized (C7511) fails and leaves no object;
+# compiler: a compile whose ptxas reports wgmma serialized (C7511, C7520) fails and leaves no object;
 # other ptxas infos (C7519) and a clean compile pass with their object; a failing compile keeps
 # its own status. Usage: test_wgmma_serialization_guard.sh GUARD
 set -euo pipefail
@@ -27,6 +27,9 @@ run "$serialized" 0 && fail "C7511 passed"
 [[ -e $work/k.o ]] && fail "C7511 left its object"
 grep -q "(C7511)" "$work/stderr" || fail "ptxas's own message was not passed on"
 grep -q "error: ptxas serialized wgmma" "$work/stderr" || fail "no error line"
+run "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized due to" 0 &&
+    fail "C7520 passed"
+[[ -e $work/k.o ]] && fail "C7520 left its object"
 run "ptxas info    : (C7519) warpgroup.arrive is injected" 0 || fail "C7519 failed the compile"
 [[ -e $work/k.o ]] || fail "C7519 lost its object"
 run "" 0 || fail "a clean compile failed"
