@@ -1077,6 +1077,36 @@ TEST(SeparableTensorCoreRule, PaysFromSixtySixTapsOnLargeOutputs) {
     }
 }
 
+// Only on images whose rows TMA can copy (a multiple of tensor_core_row_samples samples wide):
+// elsewhere the passes ran 3.2-4.9x slower (bench/results/h200/separable/boundary-cost-2026-11-29/).
+// The image's width follows from the output's and the mode; the refusal says why.
+TEST(SeparableTensorCoreRule, PaysOnlyOnImagesOfRowsTmaCopies) {
+    internal::Request r;
+    r.device = Device::cuda;
+    r.precision = Precision::f32;
+    r.kernel_width = r.kernel_height = 63;
+    const internal::VariantRow row{};
+    struct Case {
+        Mode mode;
+        int width;  // the output's; its height 4096
+        bool pays;
+    };
+    for (const Case &c : {Case{Mode::same, 4096, true}, Case{Mode::same, 4094, false}, Case{Mode::same, 4095, false},
+                          Case{Mode::valid, 4096 - 62, true}, Case{Mode::valid, 4094 - 62, false},
+                          Case{Mode::full, 4096 + 62, true}, Case{Mode::full, 4093 + 62, false}}) {
+        r.mode = c.mode;
+        r.output_width = c.width;
+        r.output_height = 4096;
+        const std::string why = internal::limit_separable_tensor_core_pays(r, row);
+        EXPECT_EQ(why.empty(), c.pays) << to_string(c.mode) << " " << c.width;
+        if (!c.pays) {
+            EXPECT_NE(why.find("wide: the tensor-core passes pay where its rows hold a multiple of 4 samples"),
+                      std::string::npos)
+                << why;
+        }
+    }
+}
+
 // Where an output's window starts off a 16-byte boundary (base mod 4), zero taps lead the
 // kernel while it keeps its depth; at a depth's edge the first tile starts early instead.
 TEST(SeparableTensorCoreRule, LeadsWithZeroTapsWhereTheDepthHoldsThem) {
@@ -1132,8 +1162,9 @@ TEST_F(CudaSeparableTensorCore, AlignsTilesAtEveryOffset) {
 }
 
 // The separable entry gives the passes outputs of tensor_core_min_outputs samples and more
-// from tensor_core_min_taps taps together (f32, sm_90), at every depth, and keeps the sliding
-// pass below either threshold.
+// from tensor_core_min_taps taps together (f32, sm_90), at every depth, on images whose width
+// is a multiple of tensor_core_row_samples, and keeps the sliding pass below either threshold
+// and on other widths.
 TEST_F(CudaSeparableTensorCore, SeparableEntryTakesThemWhereTheyPay) {
     const halide_type_t f32(halide_type_float, 32);
     constexpr int side = 2048;
@@ -1143,9 +1174,9 @@ TEST_F(CudaSeparableTensorCore, SeparableEntryTakesThemWhereTheyPay) {
         int width, height, kw, kh;
         bool pays;
     };
-    for (const Case &c :
-         {Case{side, side, k, k, true}, Case{side, side, k - 1, k, false},
-          Case{side, side, k, rk::sep::tensor_core_max_taps, true}, Case{side, side - 1, k, k, false}}) {
+    for (const Case &c : {Case{side, side, k, k, true}, Case{side, side, k - 1, k, false},
+                          Case{side, side, k, rk::sep::tensor_core_max_taps, true}, Case{side, side - 1, k, k, false},
+                          Case{side - 2, side + 3, k, k, false}}) {
         SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " K " + std::to_string(c.kw) + "x" +
                      std::to_string(c.kh));
         Image img;
@@ -1160,7 +1191,7 @@ TEST_F(CudaSeparableTensorCore, SeparableEntryTakesThemWhereTheyPay) {
         poison(out);
         ASSERT_EQ(out.copy_to_device(cuda_device_interface()), 0);
         const Dispatch d = separable_correlate2d(input, row_taps, col_taps, out, o);
-        EXPECT_EQ(rk::sep::tensor_core_preferred(c.kw, c.kh, c.width, c.height), c.pays);
+        EXPECT_EQ(rk::sep::tensor_core_preferred(c.kw, c.kh, c.width, c.height, c.width), c.pays);
         // The cases refused have under 150 taps together: the sliding pass's (fft_lines' from 150).
         EXPECT_EQ(d.variant, c.pays ? "separable_cuda_tensor_core" : "separable_cuda_sliding");
         ASSERT_EQ(out.copy_to_host(), 0);

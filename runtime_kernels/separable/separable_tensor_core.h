@@ -72,9 +72,17 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
 // everywhere (../tile-shapes-2026-11-28/). 0 outputs (unknown) count as small.
 inline constexpr int64_t tensor_core_min_taps = 66;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
+// Samples whose multiple a row must hold for TMA to copy it (rows 16 bytes apart). Elsewhere
+// the producer copies every sample one by one: an image 4094 wide ran 3.6-3.9x slower than one
+// 4096 wide (0.36-0.46 ms at K = 33-121), 1.8-3.2x behind the sliding pass or fft_lines
+// (bench/results/h200/separable/boundary-cost-2026-11-29/), so the passes are preferred only
+// for images whose width is such a multiple (the rows of a dense image).
+inline constexpr int64_t tensor_core_row_samples = 4;
 
-constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height) {
-    return kw + kh >= tensor_core_min_taps && out_width * out_height >= tensor_core_min_outputs;
+constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height,
+                                     int64_t image_width) {
+    return kw + kh >= tensor_core_min_taps && out_width * out_height >= tensor_core_min_outputs &&
+           image_width % tensor_core_row_samples == 0;
 }
 
 }  // namespace halconv::rk::sep

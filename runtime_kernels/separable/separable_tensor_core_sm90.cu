@@ -671,7 +671,8 @@ bool aligned(const void *ptr, int64_t pitch, int bytes, int elements) {
 bool encode_rows_map(CUtensorMap *map, const float *data, int64_t row, int64_t rows, int64_t pitch, cuuint32_t box_row,
                      cuuint32_t box_rows, CUtensorMapL2promotion promotion) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    if (encode == nullptr || !aligned(data, pitch, 16, 4) || pitch < row) {
+    if (encode == nullptr || !aligned(data, pitch, 4 * tensor_core_row_samples, tensor_core_row_samples) ||
+        pitch < row) {
         return false;
     }
     const cuuint64_t dims[2] = {cuuint64_t(row), cuuint64_t(rows)};
