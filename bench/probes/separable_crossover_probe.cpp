@@ -26,18 +26,10 @@
 #include "HalideBuffer.h"
 #include "HalideRuntimeCuda.h"
 #include "common/workspace_scope.h"
+#include "library_probe_support.h"
 #include "separable/halconv_sep.h"
 #include "separable/separable_fft.h"
 #include "separable/separable_sliding.h"
-
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            std::fprintf(stderr, "CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); \
-            std::exit(1);                                                              \
-        }                                                                              \
-    } while (0)
 
 namespace {
 
@@ -81,31 +73,6 @@ Halide::Runtime::Buffer<> random_buffer(halide_type_t type, int w, int h, std::m
         std::exit(1);
     }
     return b;
-}
-
-// Median ms per call over 11 timings of `calls` back-to-back calls each.
-double time_calls(const std::function<void()> &call, int calls) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    call();  // first use: kernels loaded, shared-memory opt-in
-    CK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int r = 0; r < 11; r++) {
-        CK(cudaEventRecord(a));
-        for (int i = 0; i < calls; i++) {
-            call();
-        }
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms / float(calls));
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return t[t.size() / 2];
 }
 
 }  // namespace

@@ -13,11 +13,9 @@
 // Run:   tensor_core_boundary_probe [WxH,... [K,...]] > boundary.csv   (an sm_90 device)
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <random>
 #include <string>
 #include <utility>
@@ -26,17 +24,9 @@
 #include "HalideBuffer.h"
 #include "HalideRuntimeCuda.h"
 #include "common/workspace_scope.h"
+#include "library_probe_support.h"
 #include "separable/halconv_sep.h"
 #include "separable/separable_tensor_core.h"
-
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            std::fprintf(stderr, "CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); \
-            std::exit(1);                                                              \
-        }                                                                              \
-    } while (0)
 
 namespace {
 
@@ -47,31 +37,6 @@ Halide::Runtime::Buffer<float> on_device(Halide::Runtime::Buffer<float> b) {
         std::exit(1);
     }
     return b;
-}
-
-// Median ms per call over 11 timings of 10 back-to-back calls each.
-double time_calls(const std::function<void()> &call) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    call();
-    CK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int r = 0; r < 11; r++) {
-        CK(cudaEventRecord(a));
-        for (int i = 0; i < 10; i++) {
-            call();
-        }
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms / 10);
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return t[t.size() / 2];
 }
 
 std::vector<int> ints(const char *s) {
@@ -129,14 +94,16 @@ int main(int argc, char **argv) {
                 CK(cudaMalloc(&workspace, bytes));
                 halconv::rk::WorkspaceScope scope(halconv::rk::Workspace{workspace, bytes});
                 for (int rule = 0; rule < (valid ? 1 : 5); rule++) {
-                    const double ms = time_calls([&] {
-                        if (halconv_sep_tensor_core_f32(image.raw_buffer(), taps.raw_buffer(), taps.raw_buffer(), rule,
-                                                        0.5, valid ? 0 : k / 2, valid ? 0 : k / 2, false,
-                                                        out.raw_buffer()) != 0) {
-                            std::fprintf(stderr, "the call failed (an sm_90 device?)\n");
-                            std::exit(1);
-                        }
-                    });
+                    const double ms = time_calls(
+                        [&] {
+                            if (halconv_sep_tensor_core_f32(image.raw_buffer(), taps.raw_buffer(), taps.raw_buffer(),
+                                                            rule, 0.5, valid ? 0 : k / 2, valid ? 0 : k / 2, false,
+                                                            out.raw_buffer()) != 0) {
+                                std::fprintf(stderr, "the call failed (an sm_90 device?)\n");
+                                std::exit(1);
+                            }
+                        },
+                        10);
                     std::printf("%d,%d,%d,%s,%s,%.4f,%.3f\n", w, h, k, valid ? "valid" : "same",
                                 valid ? "-" : rules[rule], ms, ms * 1e6 / (double(ow) * oh / 1e3));
                     std::fflush(stdout);
