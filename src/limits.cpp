@@ -154,19 +154,18 @@ std::string limit_separable_tensor_core_pays(const Request &r, const VariantRow 
     const int64_t image_width = r.mode == Mode::valid  ? int64_t(r.output_width) + r.kernel_width - 1
                                 : r.mode == Mode::full ? int64_t(r.output_width) - r.kernel_width + 1
                                                        : int64_t(r.output_width);
-    if (rk::sep::tensor_core_preferred(r.kernel_width, r.kernel_height, r.output_width, r.output_height, image_width)) {
-        return {};
+    if (!rk::sep::tensor_core_pays(r.kernel_width, r.kernel_height, r.output_width, r.output_height)) {
+        return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " on an output of " +
+               shape_text(r.output_width, r.output_height) + ": the tensor-core passes pay from " +
+               std::to_string(rk::sep::tensor_core_min_taps) + " taps together (kw + kh) on outputs of " +
+               std::to_string(rk::sep::tensor_core_min_outputs) + " samples or more";
     }
-    if (rk::sep::tensor_core_preferred(r.kernel_width, r.kernel_height, r.output_width, r.output_height,
-                                       rk::sep::tensor_core_row_samples)) {
+    if (!rk::sep::tensor_core_rows_copied(image_width)) {
         return "image " + std::to_string(image_width) + " samples wide: the tensor-core passes pay where its rows " +
                "hold a multiple of " + std::to_string(rk::sep::tensor_core_row_samples) +
                " samples (16 bytes, copied by TMA); else they copy sample by sample, 3-5x slower";
     }
-    return "kernel " + shape_text(r.kernel_width, r.kernel_height) + " on an output of " +
-           shape_text(r.output_width, r.output_height) + ": the tensor-core passes pay from " +
-           std::to_string(rk::sep::tensor_core_min_taps) + " taps together (kw + kh) on outputs of " +
-           std::to_string(rk::sep::tensor_core_min_outputs) + " samples or more";
+    return {};
 }
 
 std::string limit_gpu_grid_width(const Request &r, const VariantRow &row) {

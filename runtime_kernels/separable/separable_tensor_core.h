@@ -79,10 +79,17 @@ inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
 // for images whose width is such a multiple (the rows of a dense image).
 inline constexpr int64_t tensor_core_row_samples = 4;
 
+// Kernels and outputs large enough for the passes to lead.
+constexpr bool tensor_core_pays(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height) {
+    return kw + kh >= tensor_core_min_taps && out_width * out_height >= tensor_core_min_outputs;
+}
+// Images whose rows TMA copies.
+constexpr bool tensor_core_rows_copied(int64_t image_width) {
+    return image_width % tensor_core_row_samples == 0;
+}
 constexpr bool tensor_core_preferred(int64_t kw, int64_t kh, int64_t out_width, int64_t out_height,
                                      int64_t image_width) {
-    return kw + kh >= tensor_core_min_taps && out_width * out_height >= tensor_core_min_outputs &&
-           image_width % tensor_core_row_samples == 0;
+    return tensor_core_pays(kw, kh, out_width, out_height) && tensor_core_rows_copied(image_width);
 }
 
 }  // namespace halconv::rk::sep
