@@ -1,5 +1,6 @@
-// Asynchronous global -> shared copies (PTX cp.async, sm_80+) for the implicit GEMMs:
-// the copy of the next step's data runs while the current step multiplies.
+// Asynchronous global -> shared copies (PTX cp.async, sm_80+) for the implicit GEMMs (the
+// copy of the next step's data runs while the current step multiplies) and for rows that
+// TMA cannot copy.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,12 @@ __device__ inline void mbarrier_init_fence() {
 
 __device__ inline void mbarrier_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Holds the barrier's current phase until this thread's cp.async copies issued so far have
+// landed (their writes then visible to the phase's waiters); not an arrival of its own.
+__device__ inline void cp_async_mbarrier_arrive(uint32_t bar) {
+    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
 // One arrival that also announces `bytes` of asynchronous copies into this phase.

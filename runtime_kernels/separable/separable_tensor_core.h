@@ -73,9 +73,11 @@ constexpr size_t tensor_core_workspace_bytes(int64_t out_width, int64_t image_he
 inline constexpr int64_t tensor_core_min_taps = 66;
 inline constexpr int64_t tensor_core_min_outputs = int64_t(1) << 22;
 // Samples whose multiple a row must hold for TMA to copy it (rows 16 bytes apart). Elsewhere
-// the producer copies every sample one by one: an image 4094 wide ran 3.6-3.9x slower than one
-// 4096 wide (0.36-0.46 ms at K = 33-121), 1.8-3.2x behind the sliding pass or fft_lines
-// (bench/results/h200/separable/boundary-cost-2026-11-29/), so the passes are preferred only
+// the producer copies the rows by 4-byte cp.async: an image 4094 wide ran 1.6-1.8x as long as
+// one 4096 wide (0.16-0.20 ms at K = 33-121; 3.6-3.9x sample by sample through the rule),
+// behind the sliding pass at K = 33 (0.11 ms), level at 63 (0.17), ahead of fft_lines at 121
+// (0.202 against 0.252; bench/results/h200/separable/boundary-cost-2026-11-29/,
+// ../row-copies-2026-11-29/). Without a crossover on such widths the passes are preferred only
 // for images whose width is such a multiple (the rows of a dense image).
 inline constexpr int64_t tensor_core_row_samples = 4;
 

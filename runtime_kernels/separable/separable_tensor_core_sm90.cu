@@ -16,8 +16,9 @@
 // bench/results/h200/separable/wgmma-passes-2026-11-28/ (this is form 5).
 //
 // Roles: a producer warpgroup copies each tile's lines into a ring of stages, two a consumer
-// (its first warp's TMA boxes of 32 samples x 32 lines for what lies inside the lines, the
-// boundary rule applied sample by sample to the rest by all its threads); one block an SM
+// (its first warp's TMA boxes of 32 samples x 32 lines for what lies inside the lines, or its
+// threads' cp.async copies where the lines are not 16 bytes apart; the boundary rule applied
+// sample by sample to the rest by all its threads); one block an SM
 // takes every gridDim-th tile; two consumer warpgroups take alternate tiles, split the stage's
 // float32 samples in place into the float16 parts (a stage holds them where the B layout puts
 // the parts they become: staged_offset), multiply, and store: where the output's rows allow,
@@ -51,12 +52,19 @@ namespace {
 
 constexpr int N = tensor_core_tile_lines;
 constexpr int consumers = 2;
-// The consumers, then the producer warpgroup: the block's registers (168 a thread at 384
-// threads) move from the producer to the consumers (setmaxnreg), whose Toeplitz fragments
-// and accumulators spilled at 168.
+// The consumers, then the producer warpgroup: the block's registers, as launched (168 a thread
+// at 384 threads), move from the producer to the consumers (setmaxnreg), whose Toeplitz
+// fragments and accumulators spilled at 168. A consumer's setmaxnreg.inc waits until the
+// producer's dec has released what it asks: at a producer of 64 and consumers of 224 it never
+// did (the passes hung: bench/results/h200/separable/row-copies-2026-11-29/). At 56 the
+// producer spills 4 bytes (its row copies' loop).
 constexpr int threads = consumers * 128 + 128;
+constexpr int launch_registers = 65536 / threads / 8 * 8;
 constexpr int producer_registers = 56;
-constexpr int consumer_registers = (65536 / 128 - producer_registers) / consumers / 8 * 8;
+constexpr int consumer_registers = (launch_registers * threads / 128 - producer_registers) / consumers / 8 * 8;
+static_assert(producer_registers * 128 + consumer_registers * 128 * consumers <= launch_registers * threads,
+              "the consumers' setmaxnreg.inc takes no more than the launch and the producer's dec leave");
+static_assert(consumer_registers == 224, "the consumers' fragments and accumulators (fragment_registers)");
 
 struct PassArgs {
     CUtensorMap out_map;  // out as (line, x) boxes of 32 x 64, 128-byte swizzled, where out_tma
@@ -64,7 +72,7 @@ struct PassArgs {
     const float *in;
     int64_t in_pitch;    // elements between input lines
     CUtensorMap in_map;  // in as (x, line) boxes of 32 x 32, 128-byte swizzled, where in_tma
-    bool in_tma;         // what lies inside the lines is copied by TMA (in's rows 16-byte aligned)
+    bool in_tma;         // what lies inside the lines is copied by TMA (in's rows 16-byte aligned), else cp.async
     int64_t line;        // samples of an input line: the boundary rule's extent
     int64_t base;        // input sample of output 0's window: its first tap, or the lead's first zero
     int phase;           // outputs the first tile starts before output 0 (its first sample 16-byte aligned)
@@ -241,14 +249,43 @@ __host__ __device__ constexpr bool split_lanes_follow_layouts() {
     return true;
 }
 
+// Where stage column 32 h + lane of line n lies: staged_offset with the lane's chunk and word
+// fixed (column_step_offset adds h's), for the producer's copies of rows that TMA cannot take.
+__host__ __device__ constexpr int lane_row_offset(int lane, int n) {
+    return (n / 8) * 1024 + (n % 8) * 128 + (((lane / 4) ^ (n % 8)) * 16) + (lane % 4) * 4;
+}
+template <int BPart>
+__host__ __device__ constexpr int column_step_offset(int h) {
+    return (h % 2) * BPart + (h / 2) * atom_plane;
+}
+template <int BPart>
+__host__ __device__ constexpr bool row_copies_follow_layout(int width) {
+    for (int n = 0; n < N; n++) {
+        for (int lane = 0; lane < 32; lane++) {
+            for (int h = 0; 32 * h < width; h++) {
+                if (lane_row_offset(lane, n) + column_step_offset<BPart>(h) != staged_offset<BPart>(32 * h + lane, n)) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 // The producer warpgroup: tile i's lines into stage i mod stages once the consumer that used
-// the stage before has freed it. The stage's boxes of 32 columns that lie inside every line
-// are copied by TMA from the first warp (counted on the stage's "full" barrier as bytes; rows
-// past the last line read as zeros); the other columns that an output reads go through the
-// boundary rule sample by sample, spread over the warpgroup with eight loads a thread in
-// flight (a tile at the image's edge copied by one warp a row at a time took 10x an inner
-// tile, and the grid waited on its edge blocks); then each of its threads arrives on "full",
-// releasing its own copies (the barrier's other arrival came with the byte count).
+// the stage before has freed it. The columns that lie inside every line are copied in bulk:
+// where the input's rows are 16 bytes apart, by TMA in boxes of 32 columns from the first
+// warp (counted on the stage's "full" barrier as bytes; rows past the last line read as
+// zeros); elsewhere by 4-byte asynchronous copies, a warp a line (coalesced, no index
+// arithmetic a sample), each thread's held on "full" until they land. (TMA cannot take such
+// rows: a box must start 16 bytes into the tensor's rows, whose pitch must be a multiple of
+// 16 bytes. The rule's sample-by-sample path took an image 4094 wide 3.2-4.9x as long as one
+// 4096 wide, these copies 1.6-1.8x: bench/results/h200/separable/row-copies-2026-11-29/.) The other
+// columns that an output reads go through the boundary rule sample by sample, spread over the
+// warpgroup with eight loads a thread in flight (a tile at the image's edge copied by one warp
+// a row at a time took 10x an inner tile, and the grid waited on its edge blocks); then each
+// of its threads arrives on "full", releasing its own copies (the barrier's other arrival came
+// with the byte count).
 template <typename T>
 __device__ void produce(const PassArgs &p, unsigned char *stages_at, uint32_t full0, uint32_t empty0, int span,
                         int count) {
@@ -271,16 +308,19 @@ __device__ void produce(const PassArgs &p, unsigned char *stages_at, uint32_t fu
         const int rows = min(N, p.lines - y0);
         const int64_t s0 = int64_t(x0) + p.base;  // the input sample of stage column 0
         const int used = columns_used(p, x0, T::width);
-        // The boxes [box_lo, box_hi) of 32 columns: inside the lines, from before `used`.
-        int box_lo = 0, box_hi = 0;
+        const auto clamp_to_stage = [](int64_t c) { return c < 0 ? 0 : (c > T::width ? T::width : int(c)); };
+        // The columns [lo, hi) copied in bulk: by TMA, the boxes [box_lo, box_hi) of 32 columns
+        // inside the lines from before `used`; else every column inside the lines before `used`.
+        int box_lo = 0, box_hi = 0, lo = 0, hi = 0;
         if (p.in_tma) {
-            const auto clamp_to_stage = [](int64_t c) {
-                return c < 0 ? int64_t(0) : (c > T::width ? int64_t(T::width) : c);
-            };
-            box_lo = int((clamp_to_stage(-s0) + 31) / 32);
-            box_hi = max(box_lo, int(min(clamp_to_stage(p.line - s0) / 32, int64_t(used + 31) / 32)));
+            box_lo = (clamp_to_stage(-s0) + 31) / 32;
+            box_hi = max(box_lo, min(clamp_to_stage(p.line - s0) / 32, (used + 31) / 32));
+            lo = box_hi > box_lo ? 32 * box_lo : 0;
+            hi = box_hi > box_lo ? 32 * box_hi : 0;
+        } else if (min(clamp_to_stage(p.line - s0), used) > clamp_to_stage(-s0)) {
+            lo = clamp_to_stage(-s0);
+            hi = min(clamp_to_stage(p.line - s0), used);
         }
-        const int lo = box_hi > box_lo ? 32 * box_lo : 0, hi = box_hi > box_lo ? 32 * box_hi : 0;
         const int left = min(lo, used), right = max(used - hi, 0), per_row = left + right;
         unsigned char *stage = stages_at + s * T::stage_bytes;
         if (t < 32) {
@@ -294,6 +334,22 @@ __device__ void produce(const PassArgs &p, unsigned char *stages_at, uint32_t fu
             }
         }
         const float *from = p.in + int64_t(y0) * p.in_pitch;
+        if (!p.in_tma && hi > lo) {
+            const int lane = t % 32;
+#pragma unroll 1
+            for (int n = t / 32; n < rows; n += 4) {
+                const float *line = from + int64_t(n) * p.in_pitch;  // stage column c at line[s0 + c]
+                const uint32_t line_at = shared_address(stage) + uint32_t(lane_row_offset(lane, n));
+#pragma unroll 1
+                for (int c = lo / 32 * 32 + lane; c < hi; c += 32) {
+                    if (c >= lo) {
+                        cp_async_zfill<4>(line_at + uint32_t(column_step_offset<T::b_part>(c / 32)), line + (s0 + c),
+                                          4);
+                    }
+                }
+            }
+            cp_async_mbarrier_arrive(full0 + 8 * s);
+        }
         const int total = rows * per_row;
         for (int e0 = 0; e0 < total; e0 += 128 * 8) {
             float v[8];
@@ -440,6 +496,8 @@ __global__ void __launch_bounds__(threads, 1) line_pass(const __grid_constant__ 
     using T = Tile<KP>;
     constexpr int MB = T::MB;
     static_assert(split_lanes_follow_layouts<T::b_part>(), "the split's lanes read and write the stage's layouts");
+    static_assert(row_copies_follow_layout<T::b_part>(T::width),
+                  "the producer's row copies land where staged_offset puts them");
     extern __shared__ unsigned char raw[];
     unsigned char *base = raw + ((1024 - (shared_address(raw) & 1023)) & 1023);  // atoms 1024-byte aligned
     unsigned char *stages_at = base;  // stage s at s * stage_bytes: its hi part, then its mid part
