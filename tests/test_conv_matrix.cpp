@@ -936,7 +936,7 @@ protected:
 // Every mode, boundary, correlation and convolution; kernels of each depth the kernel is built
 // for (96 ... 256: 1 to tensor_core_max_taps = 193 taps) and at their edges; lines of one
 // sample, partial tiles along both axes, kernels longer than the image; images whose rows are
-// not 16-byte aligned (copied sample by sample) and outputs whose rows are not 8-byte aligned
+// not 16-byte aligned (copied by cp.async) and outputs whose rows are not 8-byte aligned
 // (stored one sum at a time); lines at scales 2^-20 ... 2^20 apart; very tall and very wide
 // images (200000 lines of 3 samples: 6250 tiles of lines in the row pass, lines of 200000 in
 // the column pass, and the transpose).
@@ -1078,7 +1078,7 @@ TEST(SeparableTensorCoreRule, PaysFromSixtySixTapsOnLargeOutputs) {
 }
 
 // Only on images whose rows TMA can copy (a multiple of tensor_core_row_samples samples wide):
-// elsewhere the passes ran 3.2-4.9x slower (bench/results/h200/separable/boundary-cost-2026-11-29/).
+// elsewhere they run 1.5-1.8x slower (bench/results/h200/separable/row-copies-2026-11-29/).
 // The image's width follows from the output's and the mode; the refusal says why.
 TEST(SeparableTensorCoreRule, PaysOnlyOnImagesOfRowsTmaCopies) {
     internal::Request r;
