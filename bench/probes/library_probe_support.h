@@ -1,5 +1,5 @@
-// What the probes linked against the library (build/libhalconv.a) share: a check of CUDA calls
-// and the timing of an entry point's calls. (probe_support.cuh is for probes that compile a
+// What the probes linked against the library (build/libhalconv.a) share: a check of CUDA calls,
+// the timing of an entry point's calls and their arguments' sizes. (probe_support.cuh is for probes that compile a
 // kernel's .cu themselves: it stubs the library's extern-call helpers.)
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <utility>
 #include <vector>
 
 // Exits with the error and line where a CUDA call fails.
@@ -45,4 +46,20 @@ inline double time_calls(const std::function<void()> &call, int calls) {
     CK(cudaEventDestroy(a));
     CK(cudaEventDestroy(b));
     return t[t.size() / 2];
+}
+
+// "WxH,WxH,..." into pairs (sizes, or kernels kw x kh); exits with usage where one is not.
+inline std::vector<std::pair<int, int>> parse_pairs(const char *s) {
+    std::vector<std::pair<int, int>> pairs;
+    while (*s != '\0') {
+        int w = 0, h = 0, used = 0;
+        if (std::sscanf(s, "%dx%d%n", &w, &h, &used) != 2 || w < 1 || h < 1) {
+            std::fprintf(stderr, "sizes and kernels: WxH,WxH,...\n");
+            std::exit(2);
+        }
+        pairs.push_back({w, h});
+        s += used;
+        s += *s == ',' ? 1 : 0;
+    }
+    return pairs;
 }

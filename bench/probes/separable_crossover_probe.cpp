@@ -83,22 +83,8 @@ int main(int argc, char **argv) {
     std::mt19937 rng(20261128);
     std::vector<std::pair<int, int>> sizes{{512, 512},   {1024, 1024}, {2048, 2048},
                                            {3840, 2160}, {4096, 4096}, {8192, 8192}};
-    // "WxH,WxH,..." into pairs.
-    const auto pairs = [](const char *s, std::vector<std::pair<int, int>> &to) {
-        to.clear();
-        while (*s != '\0') {
-            int w = 0, h = 0, used = 0;
-            if (std::sscanf(s, "%dx%d%n", &w, &h, &used) != 2 || w < 1 || h < 1) {
-                std::fprintf(stderr, "sizes and kernels: WxH,WxH,...\n");
-                std::exit(2);
-            }
-            to.push_back({w, h});
-            s += used;
-            s += *s == ',' ? 1 : 0;
-        }
-    };
     if (argc > 3) {
-        pairs(argv[3], sizes);
+        sizes = parse_pairs(argv[3]);
     }
     // Square kernels across the crossover, and lopsided ones (is kw + kh the measure?).
     std::vector<std::pair<int, int>> kernels;
@@ -110,7 +96,7 @@ int main(int argc, char **argv) {
         kernels.push_back(k);
     }
     if (argc > 4) {
-        pairs(argv[4], kernels);
+        kernels = parse_pairs(argv[4]);
     }
     void *workspace = nullptr;
     size_t workspace_bytes = 0;

@@ -52,20 +52,8 @@ std::vector<int> ints(const char *s) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    std::vector<std::pair<int, int>> sizes{{4096, 4096}, {8192, 8192}, {3840, 2160}};
-    if (argc > 1) {
-        sizes.clear();
-        for (const char *s = argv[1]; *s != '\0';) {
-            int w = 0, h = 0, used = 0;
-            if (std::sscanf(s, "%dx%d%n", &w, &h, &used) != 2) {
-                std::fprintf(stderr, "sizes: WxH,WxH,...\n");
-                return 2;
-            }
-            sizes.push_back({w, h});
-            s += used;
-            s += *s == ',' ? 1 : 0;
-        }
-    }
+    const std::vector<std::pair<int, int>> sizes =
+        argc > 1 ? parse_pairs(argv[1]) : std::vector<std::pair<int, int>>{{4096, 4096}, {8192, 8192}, {3840, 2160}};
     const std::vector<int> ks = argc > 2 ? ints(argv[2]) : std::vector<int>{63, 121, 193};
     const char *rules[] = {"constant", "nearest", "reflect", "mirror", "wrap"};
     std::mt19937 rng(20261129);

@@ -93,7 +93,7 @@
 // plan's workspace; 4096^2 f32 on an H100: 127 x 127 taps 0.26 ms against the one-pass
 // kernel's 0.38); f64 past the one-pass kernel and longer kernels run the Halide schedules.
 // In f32 on an sm_90 device (Hopper), from 66 taps together on outputs of 2^22 samples and
-// more of images a multiple of 4 samples wide (rows TMA copies; other widths ran 3.2-4.9x
+// more of images a multiple of 4 samples wide (rows TMA copies; other widths run 1.5-1.8x
 // slower), up to 193 taps per axis, it runs two passes on the warpgroup tensor cores instead
 // (variant tensor_core: float32 as float16 parts, a float32 intermediate of the output's
 // width and the image's height in the plan's workspace; 4096^2 on an H200: 0.0995 ms at
